@@ -1,0 +1,1 @@
+"""Pure checks with stable IDs, one module per concern. See :mod:`.registry`."""

@@ -1,0 +1,154 @@
+"""The check registry: stable IDs → pure functions of (Snapshot, Profile, Knowledge).
+
+A check is a generator decorated with :func:`check`; it yields :func:`ok`, :func:`warning`,
+:func:`blocked` or :func:`skipped` outcomes, and the runner stamps its ID and title on each.
+Checks that come from data (knowledge rules) are registered by a :func:`provider`.
+Every module in :mod:`stackcheck.checks` is discovered automatically.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import msgspec
+
+from stackcheck.models.finding import CheckResult, Verdict
+
+PREFLIGHT = "preflight"
+DOCTOR = "doctor"
+
+
+class Outcome(msgspec.Struct, kw_only=True):
+    verdict: Verdict
+    observed: str = ""
+    expected: str = ""
+    fix: str | None = None
+    subject: str | None = None
+    reason: str | None = None
+    category: str | None = None
+    evidence: dict[str, str] = {}
+    title: str | None = None  # overrides the check's title (e.g. per-subject wording)
+
+
+def ok(observed: str = "", expected: str = "", **kw) -> Outcome:
+    return Outcome(verdict="ok", observed=observed, expected=expected, **kw)
+
+
+def warning(observed: str, expected: str, fix: str | None, **kw) -> Outcome:
+    return Outcome(verdict="warning", observed=observed, expected=expected, fix=fix, **kw)
+
+
+def blocked(observed: str, expected: str, fix: str | None, **kw) -> Outcome:
+    return Outcome(verdict="blocked", observed=observed, expected=expected, fix=fix, **kw)
+
+
+def skipped(reason: str, **kw) -> Outcome:
+    return Outcome(verdict="skipped", reason=reason, **kw)
+
+
+CheckFn = Callable[["object"], Iterable[Outcome]]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    title: str
+    explain: str  # what it looks at, why it matters, how to fix: shown by `stackcheck explain`
+    run: CheckFn
+    commands: frozenset[str] = frozenset({PREFLIGHT})
+    needs_profile: bool = False  # skipped (silently) when no profile is given
+    sources: tuple[str, ...] = field(default=())
+
+
+_CHECKS: dict[str, CheckSpec] = {}
+_PROVIDERS: list[Callable[[], Iterable[CheckSpec]]] = []
+_LOADED = False
+
+
+def check(
+    id: str,
+    title: str,
+    *,
+    explain: str,
+    commands: Iterable[str] = (PREFLIGHT,),
+    needs_profile: bool = False,
+    sources: Iterable[str] = (),
+) -> Callable[[CheckFn], CheckFn]:
+    def register(fn: CheckFn) -> CheckFn:
+        if id in _CHECKS:
+            raise ValueError(f"duplicate check ID {id}")
+        _CHECKS[id] = CheckSpec(
+            id, title, explain.strip(), fn, frozenset(commands), needs_profile, tuple(sources)
+        )
+        return fn
+
+    return register
+
+
+def provider(fn: Callable[[], Iterable[CheckSpec]]) -> Callable[[], Iterable[CheckSpec]]:
+    """Register a function that yields CheckSpecs built from data (called once, lazily)."""
+    _PROVIDERS.append(fn)
+    return fn
+
+
+def all_checks() -> dict[str, CheckSpec]:
+    """Every check, in ID order, importing each module of this package once."""
+    global _LOADED
+    if not _LOADED:
+        import stackcheck.checks as pkg
+
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if info.name != "registry" and not info.name.startswith("_"):
+                importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for prov in _PROVIDERS:
+            for spec in prov():
+                if spec.id in _CHECKS:
+                    raise ValueError(f"duplicate check ID {spec.id}")
+                _CHECKS[spec.id] = spec
+        _LOADED = True
+    return dict(sorted(_CHECKS.items()))
+
+
+def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]:
+    """Run every check registered for ``command`` against ``ctx``.
+
+    ``skip`` holds check IDs (or ID prefixes such as ``GPU``) to record as skipped. A check
+    that raises is reported as skipped with the error, so one bug never sinks a report.
+    """
+    skip = tuple(s.upper() for s in skip)
+    results: list[CheckResult] = []
+    for spec in all_checks().values():
+        if command not in spec.commands:
+            continue
+        if spec.needs_profile and ctx.profile is None:
+            continue
+        if skip and any(spec.id == s or (not s[-1].isdigit() and spec.id.startswith(s)) for s in skip):
+            results.append(
+                CheckResult(id=spec.id, title=spec.title, verdict="skipped", reason="skipped by --skip")
+            )
+            continue
+        results.extend(_run_one(spec, ctx))
+    return results
+
+
+def _run_one(spec: CheckSpec, ctx) -> Iterator[CheckResult]:
+    try:
+        outcomes = list(spec.run(ctx))
+    except Exception as exc:  # a bug in one check must not sink the report
+        outcomes = [skipped(f"internal error in check: {type(exc).__name__}: {exc}")]
+    for o in outcomes:
+        yield CheckResult(
+            id=spec.id,
+            title=o.title or spec.title,
+            verdict=o.verdict,
+            observed=o.observed,
+            expected=o.expected,
+            fix=o.fix,
+            subject=o.subject,
+            reason=o.reason,
+            category=o.category,
+            evidence=o.evidence,
+        )

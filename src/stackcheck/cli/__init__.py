@@ -1,0 +1,102 @@
+"""The ``stackcheck`` command: a thin shell over the library, one module per command group.
+
+Subcommands are imported only when invoked, so ``stackcheck preflight`` never pays for the
+ledger, triage or memory code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from stackcheck import __version__
+
+# command name → "module:attribute" (module relative to stackcheck.cli)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "snapshot": ("snapshot:snapshot", "Capture the runtime snapshot of an environment."),
+    "preflight": ("preflight:preflight", "Check an environment against a profile: ok / warning / blocked."),
+    "profiles": ("profiles:profiles", "List, show, validate and document environment profiles."),
+    "doctor": ("doctor:doctor", "Find isolation and integrity faults (no profile needed)."),
+    "deps": ("deps:deps", "Distribution graph: tree, why PKG, conflicts."),
+    "explain": ("explain:explain", "Explain a check ID or knowledge rule and how to fix it."),
+    "triage": ("triage:triage", "Diagnose an error text, traceback or CI log."),
+    "results": ("results:results", "Result contract and append-only evidence ledger."),
+    "accept": ("accept:accept", "Run the environment acceptance steps end to end."),
+    "hygiene": ("hygiene:hygiene", "Scan a repository for secrets, weights, caches and unsafe pickles."),
+    "memory": ("memory:memory", "Estimate model memory: weights, KV cache, activations, optimizer."),
+    "kernel": ("kernel:kernel", "Register and check Jupyter kernels for this environment."),
+    "schema": ("schema:schema", "Print or write the JSON Schemas of the contracts."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        target, _help = COMMANDS[name]
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(f"stackcheck.cli.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"stackcheck.cli.{module_name}":
+                return None  # not built yet
+            raise
+        return getattr(module, attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help straight from the table, without importing every command module.
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, "-V", "--version", prog_name="stackcheck")
+def cli() -> None:
+    """stackcheck keeps ML/LLM experiment environments honest.
+
+    \b
+    Quick start:
+      stackcheck preflight --list-profiles
+      stackcheck preflight --profile BASE-CPU
+      stackcheck snapshot --json -o env.json
+      stackcheck doctor
+
+    Exit codes: 0 ok (also with warnings), 1 blocked / invalid / refused
+    (--strict: warnings too), 2 usage error or unreadable input.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one-line errors and exit 2 for bad input, never a traceback."""
+    from stackcheck.errors import InputError, Refused
+
+    try:
+        rv = cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("stackcheck: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except InputError as exc:
+        click.echo(f"stackcheck: error: {exc}", err=True)
+        sys.exit(2)
+    except Refused as exc:
+        click.echo(f"stackcheck: refused: {exc}", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        os._exit(0)
+    except KeyboardInterrupt:
+        click.echo("stackcheck: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(rv if isinstance(rv, int) else 0)

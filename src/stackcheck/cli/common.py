@@ -1,0 +1,40 @@
+"""Options and output helpers shared by the command modules."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine output (JSON) on stdout, nothing else there.")
+strict_option = click.option("--strict", is_flag=True, help="Warnings count as failures (exit 1).")
+python_option = click.option(
+    "--python",
+    "python_path",
+    metavar="PATH",
+    help="Probe another interpreter (a venv's, a kernel's) without installing stackcheck there.",
+)
+registry_option = click.option(
+    "--registry",
+    metavar="FILE",
+    help="Profile registry file (default: requirements/environment-profiles.json found upwards, else the built-in catalog).",
+)
+snapshot_option = click.option("--snapshot", "snapshot_file", metavar="FILE", help="Judge a recorded snapshot instead of the live environment.")
+collect_env_option = click.option(
+    "--from-collect-env", "collect_env_file", metavar="FILE", help="Judge a pasted `python -m torch.utils.collect_env` output ('-' for stdin)."
+)
+deep_option = click.option("--deep", is_flag=True, help="Also import torch in a child process (with a timeout) for device facts.")
+
+
+def emit_json(obj) -> None:
+    """Write a msgspec Struct / plain object as JSON to stdout, newline-terminated."""
+    import msgspec
+
+    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(obj), indent=2) + b"\n")
+    sys.stdout.flush()
+
+
+def finish(code: int) -> None:
+    """Leave a command with an exit code (click's standalone_mode is off in main)."""
+    ctx = click.get_current_context()
+    ctx.exit(code)

@@ -1,0 +1,111 @@
+"""Reading contracts from files with one-line errors, and writing files atomically.
+
+Every command that reads a user's file goes through :func:`load_json`, so a malformed
+profile, a truncated snapshot and binary garbage all fail the same way: ``InputError`` naming
+the file, the line (or JSON path) and what was expected. Writes go through
+:func:`atomic_write` so an interrupted write never leaves a partial file behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, TypeVar
+
+from stackcheck.errors import InputError
+
+T = TypeVar("T")
+
+_BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a {what}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{path}: line {line}: not UTF-8 text (expected a {what})") from None
+
+
+def _line_of(data: bytes, message: str) -> str:
+    m = _BYTE_OFFSET.search(message)
+    if not m:
+        return ""
+    offset = int(m.group(1))
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line} col {col}: "
+
+
+def decode_json(data: bytes, model: type[T], source: str, what: str) -> T:
+    """Decode and validate ``data`` as ``model``; errors name ``source`` and the field."""
+    import msgspec
+
+    if not data.strip():
+        raise InputError(f"{source}: empty file, expected a {what} (JSON)")
+    try:
+        return msgspec.json.decode(data, type=model)
+    except msgspec.ValidationError as exc:
+        msg = str(exc)
+        # msgspec: "Expected `str`, got `int` - at `$.profiles[0].id`" → "profiles[0].id: expected str, got int"
+        if " - at `$" in msg:
+            text, _, where = msg.partition(" - at `$")
+            where = where.rstrip("`").lstrip(".") or "(top level)"
+            raise InputError(f"{source}: {where}: {text[0].lower() + text[1:]} (in a {what})") from None
+        raise InputError(f"{source}: {msg} (in a {what})") from None
+    except msgspec.DecodeError as exc:
+        msg = str(exc)
+        if "truncated" in msg.lower():
+            raise InputError(f"{source}: truncated JSON, expected a complete {what}") from None
+        raise InputError(f"{source}: {_line_of(data, msg)}malformed JSON ({msg}), expected a {what}") from None
+
+
+def load_json(path: str | os.PathLike, model: type[T], what: str) -> T:
+    return decode_json(read_bytes(path, what), model, str(path), what)
+
+
+def load_json_any(path: str | os.PathLike, what: str) -> Any:
+    """Untyped JSON (for files whose shape is checked afterwards)."""
+    return decode_json(read_bytes(path, what), Any, str(path), what)
+
+
+def atomic_write(path: str | os.PathLike, data: bytes | str, *, exclusive: bool = False) -> Path:
+    """Write ``data`` to ``path`` via a temporary file in the same directory, fsync, then
+    rename. With ``exclusive`` the target must not exist (``FileExistsError`` otherwise), and
+    the final step is a hard link, so a concurrent writer can never be overwritten."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if exclusive:
+            os.link(tmp, target)  # atomic, fails if target exists
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return target

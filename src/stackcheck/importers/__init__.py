@@ -1,0 +1,1 @@
+"""Other tools' outputs → Snapshot (collect_env text, pip freeze …)."""

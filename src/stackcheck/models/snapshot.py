@@ -1,0 +1,221 @@
+"""The runtime snapshot: everything the checks may know about one environment.
+
+Every section carries ``status`` / ``source`` / ``error`` so a reader can tell a fact that
+was looked for and not found (``absent``) from one that could not be gathered (``failed``,
+``timeout``). New fields are only ever added with defaults; nothing is renamed without a
+``SNAPSHOT_SCHEMA_VERSION`` bump.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+SNAPSHOT_SCHEMA_VERSION = "1.0"
+
+Status = Literal["ok", "absent", "failed", "timeout"]
+
+
+class Section(msgspec.Struct, kw_only=True):
+    """Common provenance of a snapshot section."""
+
+    status: Status = "absent"
+    source: str = ""
+    error: str | None = None
+
+
+class ToolInfo(msgspec.Struct, kw_only=True):
+    name: str = "stackcheck"
+    version: str = ""
+    schema_version: str = SNAPSHOT_SCHEMA_VERSION
+    captured_at: str = ""  # ISO 8601, UTC
+    command: str = ""  # how the snapshot was made: "live", "collect_env", "--python PATH" …
+
+
+class PthFile(msgspec.Struct, kw_only=True):
+    path: str
+    entries: list[str] = []  # path lines it adds (import lines are shown verbatim)
+    executes_code: bool = False  # has an ``import`` line
+
+
+class PythonSection(Section, kw_only=True):
+    version: str = ""  # "3.11.7"
+    implementation: str = ""  # "CPython"
+    executable: str = ""
+    prefix: str = ""
+    base_prefix: str = ""
+    env_kind: str = ""  # venv | virtualenv | conda | uv | pixi | system | unknown
+    env_marker: str = ""  # the evidence: "pyvenv.cfg", "CONDA_PREFIX=/opt/conda" …
+    sys_path: list[str] = []
+    pythonpath: list[str] = []  # PYTHONPATH entries as set for this interpreter
+    user_site: str | None = None
+    user_site_enabled: bool = False
+    platform_tag: str = ""  # sysconfig.get_platform(), e.g. "linux-x86_64"
+    soabi: str = ""  # e.g. "cpython-311-x86_64-linux-gnu"
+    pth_files: list[PthFile] = []
+    site_dirs: list[str] = []  # site-packages directories of this interpreter (venv, user, system)
+
+
+class Distribution(msgspec.Struct, kw_only=True):
+    name: str  # as written in METADATA
+    version: str  # exactly as installed, local labels kept ("2.5.1+cu121")
+    location: str  # the sys.path entry it was found in
+    metadata_dir: str = ""  # the .dist-info / .egg-info directory
+    installer: str = ""  # INSTALLER file: pip, uv, conda …
+    requires: list[str] = []  # Requires-Dist, verbatim
+    requires_python: str | None = None
+    provides_extras: list[str] = []
+    editable: bool = False
+    direct_url: str | None = None
+    top_level: list[str] = []  # import names it installs (top_level.txt or RECORD)
+    wheel_tags: list[str] = []  # "Tag:" lines of WHEEL, e.g. "cp311-cp311-manylinux_2_28_x86_64"
+    shadowed: bool = False  # another copy of the same project comes earlier on sys.path
+    problems: list[str] = []  # "missing METADATA", "RECORD lists missing file torch/__init__.py" …
+
+
+class PackagesSection(Section, kw_only=True):
+    distributions: list[Distribution] = []
+    stray_entries: list[str] = []  # "~"-prefixed leftovers of interrupted installs in site dirs
+
+
+class PlatformSection(Section, kw_only=True):
+    system: str = ""  # Linux | Darwin | Windows
+    distro_id: str = ""  # os-release ID, e.g. "ubuntu"
+    distro_version: str = ""  # os-release VERSION_ID
+    distro_name: str = ""  # PRETTY_NAME
+    kernel: str = ""
+    machine: str = ""  # x86_64 | aarch64 | arm64 | AMD64
+    libc_family: str = ""  # glibc | musl | "" (not Linux)
+    libc_version: str = ""
+    cpu_model: str = ""
+    cpu_count: int | None = None
+    memory_total_bytes: int | None = None
+    shm_total_bytes: int | None = None  # /dev/shm size
+    open_files_limit: int | None = None
+
+
+class HostedPlatform(msgspec.Struct, kw_only=True):
+    name: str  # colab | kaggle | sagemaker | modelscope | cnb | github-actions | ci | docker | podman | kubernetes | wsl | slurm
+    signal: str  # what identified it, e.g. "COLAB_RELEASE_TAG is set"
+    gpu_expected: bool | None = None  # False where the platform is known to offer no GPU here
+
+
+class HostedSection(Section, kw_only=True):
+    platforms: list[HostedPlatform] = []
+
+
+class Gpu(msgspec.Struct, kw_only=True):
+    index: int
+    name: str = ""
+    uuid: str = ""
+    memory_total_bytes: int | None = None
+    compute_capability: str = ""  # "9.0"
+    mig_mode: str | None = None  # "enabled" | "disabled" | None (unsupported / unknown)
+    visible: bool = True  # after CUDA_VISIBLE_DEVICES
+
+
+class AcceleratorSection(Section, kw_only=True):
+    vendor: str = ""  # "nvidia"
+    driver_version: str = ""  # "580.82.07"
+    driver_source: str = ""  # sysfs | procfs | nvml | nvidia-smi | collect_env
+    cuda_driver_version: str = ""  # highest CUDA the driver supports, "13.0"
+    gpus: list[Gpu] = []
+    cuda_visible_devices: str | None = None
+    looked_for: list[str] = []  # where we looked when nothing was found
+
+
+class TorchSection(Section, kw_only=True):
+    version: str = ""  # "2.13.0+cu130"
+    cuda: str | None = None  # torch.version.cuda, None for CPU/ROCm builds
+    hip: str | None = None
+    git_version: str = ""
+    location: str = ""
+    # --deep only (child process that imports torch)
+    deep: bool = False
+    cuda_available: bool | None = None
+    device_count: int | None = None
+    arch_list: list[str] = []  # torch.cuda.get_arch_list()
+    cudnn_version: str | None = None
+    deep_error: str | None = None
+
+
+class Tool(msgspec.Struct, kw_only=True):
+    path: str = ""
+    version: str = ""
+    note: str = ""
+
+
+class ToolchainSection(Section, kw_only=True):
+    nvcc: Tool | None = None  # the system CUDA toolkit, not the runtime torch uses
+    gcc: Tool | None = None
+
+
+class Kernelspec(msgspec.Struct, kw_only=True):
+    name: str
+    path: str  # the kernel.json
+    display_name: str = ""
+    language: str = ""
+    argv: list[str] = []
+    interpreter: str = ""  # what argv[0] really resolves to ("" when not a Python kernel)
+    interpreter_exists: bool = True
+    bare_python: bool = False  # argv[0] is "python"/"python3" without a path
+
+
+class KernelsSection(Section, kw_only=True):
+    kernels: list[Kernelspec] = []
+    data_dirs: list[str] = []
+
+
+class EnvSection(Section, kw_only=True):
+    variables: dict[str, str] = {}  # allow-listed; secret-looking values replaced by "<redacted>"
+    redacted: list[str] = []
+
+
+class GitSection(Section, kw_only=True):
+    root: str = ""
+    commit: str = ""
+    branch: str = ""
+    dirty: bool | None = None
+
+
+class Snapshot(msgspec.Struct, kw_only=True):
+    schema_version: str = SNAPSHOT_SCHEMA_VERSION
+    tool: ToolInfo = msgspec.field(default_factory=ToolInfo)
+    python: PythonSection = msgspec.field(default_factory=PythonSection)
+    packages: PackagesSection = msgspec.field(default_factory=PackagesSection)
+    platform: PlatformSection = msgspec.field(default_factory=PlatformSection)
+    hosted: HostedSection = msgspec.field(default_factory=HostedSection)
+    accelerators: AcceleratorSection = msgspec.field(default_factory=AcceleratorSection)
+    torch: TorchSection = msgspec.field(default_factory=TorchSection)
+    toolchain: ToolchainSection = msgspec.field(default_factory=ToolchainSection)
+    kernels: KernelsSection = msgspec.field(default_factory=KernelsSection)
+    env: EnvSection = msgspec.field(default_factory=EnvSection)
+    git: GitSection = msgspec.field(default_factory=GitSection)
+
+    # ----- conveniences used by many checks (pure, derived, never stored) -----
+    def distribution(self, name: str) -> Distribution | None:
+        """The first (importable) distribution of a project, by normalized name."""
+        key = normalize_name(name)
+        for dist in self.packages.distributions:
+            if normalize_name(dist.name) == key and not dist.shadowed:
+                return dist
+        return None
+
+    def visible_gpus(self) -> list[Gpu]:
+        return [g for g in self.accelerators.gpus if g.visible]
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``) without importing packaging."""
+    out = []
+    prev_sep = False
+    for ch in name.lower():
+        if ch in "-_.":
+            if not prev_sep:
+                out.append("-")
+            prev_sep = True
+        else:
+            out.append(ch)
+            prev_sep = False
+    return "".join(out)

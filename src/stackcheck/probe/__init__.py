@@ -1,0 +1,141 @@
+"""Probe once: all impure fact gathering, producing one :class:`Snapshot`.
+
+Each section has its own module with a ``collect(ctx: ProbeContext) -> Section`` function.
+Sections run concurrently; one that raises or overruns its time budget becomes a
+``failed`` / ``timeout`` section, never a crash.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass, field
+
+from stackcheck.models.snapshot import Snapshot
+
+# section → module (relative to this package); python/packages come from `interpreter`.
+SECTIONS: dict[str, str] = {
+    "platform": "platform",
+    "hosted": "hosted",
+    "accelerators": "accelerators",
+    "torch": "torch",
+    "toolchain": "toolchain",
+    "kernels": "kernels",
+    "env": "environ",
+    "git": "git",
+}
+
+# Sections judged by preflight/doctor; the rest only matter to `snapshot` and the ledger.
+JUDGED = ("platform", "hosted", "accelerators", "torch", "kernels", "env", "toolchain")
+
+SECTION_TIMEOUT_S = 10.0
+
+
+@dataclass
+class ProbeContext:
+    """What section collectors may need to know about the target interpreter."""
+
+    python: dict  # the python section as a dict (sys_path, executable, prefix …)
+    packages: dict  # the packages section as a dict
+    deep: bool = False
+    cwd: str = field(default_factory=os.getcwd)
+
+
+def interpreter_sections(python_path: str | None = None) -> dict:
+    """python + packages for the live interpreter, or for ``python_path`` via a child process."""
+    if python_path is None or _same_interpreter(python_path):
+        from stackcheck.probe import interpreter
+
+        return interpreter.gather()
+    from stackcheck.probe.foreign import gather_foreign
+
+    return gather_foreign(python_path)
+
+
+def _same_interpreter(path: str) -> bool:
+    try:
+        return os.path.samefile(path, sys.executable)
+    except OSError:
+        return False
+
+
+def gather(
+    python_path: str | None = None,
+    *,
+    deep: bool = False,
+    sections: tuple[str, ...] | None = None,
+    command: str = "live",
+) -> Snapshot:
+    """Take a snapshot. ``sections`` limits the optional sections (python/packages/tool
+    are always present); sections not gathered stay ``absent`` with source ``not-probed``."""
+    import msgspec
+
+    from stackcheck import __version__
+    from stackcheck.models import snapshot as S
+
+    interp = interpreter_sections(python_path)
+    wanted = tuple(SECTIONS) if sections is None else sections
+    ctx = ProbeContext(python=interp["python"], packages=interp["packages"], deep=deep)
+    collected = _collect_all(wanted, ctx)
+
+    snap = Snapshot(
+        tool=S.ToolInfo(version=__version__, captured_at=_utc_now(), command=command),
+        python=msgspec.convert(interp["python"], S.PythonSection),
+        packages=msgspec.convert(interp["packages"], S.PackagesSection),
+    )
+    for name in SECTIONS:
+        if name in collected:
+            setattr(snap, name, collected[name])
+        else:
+            section = getattr(snap, name)
+            section.status, section.source = "absent", "not-probed"
+    return snap
+
+
+def _collect_all(wanted, ctx: ProbeContext) -> dict:
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    from stackcheck.models import snapshot as S
+
+    types = {
+        "platform": S.PlatformSection,
+        "hosted": S.HostedSection,
+        "accelerators": S.AcceleratorSection,
+        "torch": S.TorchSection,
+        "toolchain": S.ToolchainSection,
+        "kernels": S.KernelsSection,
+        "env": S.EnvSection,
+        "git": S.GitSection,
+    }
+    out: dict = {}
+    funcs = {}
+    for name in wanted:
+        try:
+            module = importlib.import_module(f"stackcheck.probe.{SECTIONS[name]}")
+        except ModuleNotFoundError as exc:
+            out[name] = types[name](status="absent", source="not-implemented", error=str(exc))
+            continue
+        funcs[name] = module.collect
+    if not funcs:
+        return out
+    pool = ThreadPoolExecutor(max_workers=len(funcs), thread_name_prefix="stackcheck-probe")
+    futures = {pool.submit(fn, ctx): name for name, fn in funcs.items()}
+    done, pending = wait(futures, timeout=SECTION_TIMEOUT_S)
+    for fut in done:
+        name = futures[fut]
+        try:
+            out[name] = fut.result()
+        except Exception as exc:  # one failing section never sinks the snapshot
+            out[name] = types[name](status="failed", source="probe", error=f"{type(exc).__name__}: {exc}")
+    for fut in pending:
+        name = futures[fut]
+        out[name] = types[name](status="timeout", source="probe", error=f"no answer within {SECTION_TIMEOUT_S:.0f} s")
+    pool.shutdown(wait=False, cancel_futures=True)
+    return out
+
+
+def _utc_now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")

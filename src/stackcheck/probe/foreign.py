@@ -1,0 +1,47 @@
+"""Probe another interpreter by running :mod:`.interpreter` as a script in it.
+
+Nothing is installed into the target: the script is stdlib-only and prints JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from stackcheck.errors import InputError
+from stackcheck.probe import interpreter
+from stackcheck.probe.proc import run
+
+FOREIGN_TIMEOUT_S = 30.0
+
+
+def resolve_python(path: str) -> str:
+    """An interpreter path, a venv directory, or a name on PATH → an executable path."""
+    if os.path.isdir(path):
+        for rel in ("bin/python", "bin/python3", "Scripts/python.exe"):
+            cand = os.path.join(path, rel)
+            if os.path.exists(cand):
+                return cand
+        raise InputError(f"{path}: a directory without bin/python (expected an interpreter or a venv)")
+    if os.path.exists(path):
+        return path
+    found = shutil.which(path)
+    if found:
+        return found
+    raise InputError(f"{path}: no such interpreter")
+
+
+def gather_foreign(path: str) -> dict:
+    exe = resolve_python(path)
+    script = os.path.abspath(interpreter.__file__)
+    done = run([exe, script], timeout=FOREIGN_TIMEOUT_S)
+    if done.returncode != 0:
+        detail = done.error or (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise InputError(f"{path}: cannot probe this interpreter: {detail}")
+    try:
+        facts = json.loads(done.stdout)
+    except ValueError:
+        raise InputError(f"{path}: the interpreter probe printed no JSON (is it a Python >= 3.8?)") from None
+    facts["python"]["source"] = "interpreter-subprocess"
+    return facts

@@ -1,0 +1,325 @@
+"""Facts about one Python interpreter: the python and packages sections of a snapshot.
+
+This module is deliberately **standard-library only and Python 3.8 compatible**: for
+``--python PATH`` it is run *as a script* by the other interpreter (nothing is installed
+there) and prints JSON; for the live interpreter it is called in-process. It reads
+distribution metadata headers directly (up to the first blank line) instead of going through
+``importlib.metadata``, whose email parser costs ~10x more (see DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import sys
+import sysconfig
+
+_HEADERS = ("name", "version", "requires-dist", "requires-python", "provides-extra")
+
+
+def _read_headers(path):
+    """Name, Version, Requires-Dist… from a METADATA/PKG-INFO file, stopping at the body."""
+    found = {"requires-dist": [], "provides-extra": []}
+    key = None
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line in ("\n", "\r\n"):
+                break
+            if line[:1] in (" ", "\t"):  # continuation of a folded header
+                if key in ("name", "version", "requires-python") and key in found:
+                    found[key] += " " + line.strip()
+                continue
+            name, sep, value = line.partition(":")
+            if not sep:
+                continue
+            key = name.strip().lower()
+            if key not in _HEADERS:
+                key = None
+                continue
+            value = value.strip()
+            if key in ("requires-dist", "provides-extra"):
+                found[key].append(value)
+            elif key not in found:
+                found[key] = value
+    return found
+
+
+def _egg_requires(path):
+    """requires.txt of an .egg-info → Requires-Dist strings with extras/markers."""
+    out = []
+    section = ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for raw in fh:
+                line = raw.strip()
+                if not line or line.startswith("#"):
+                    continue
+                if line.startswith("[") and line.endswith("]"):
+                    section = line[1:-1]
+                    continue
+                extra, _, marker = section.partition(":")
+                conds = []
+                if extra:
+                    conds.append('extra == "%s"' % extra)
+                if marker:
+                    conds.append("(%s)" % marker)
+                out.append(line + ("; " + " and ".join(conds) if conds else ""))
+    except OSError:
+        pass
+    return out
+
+
+def _read_small(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _top_level_from_record(record_text):
+    names = set()
+    for line in record_text.splitlines():
+        rel = line.split(",", 1)[0].strip()
+        if not rel or rel.startswith("..") or rel.startswith("/"):
+            continue
+        first = rel.replace("\\", "/").split("/", 1)[0]
+        if first.endswith((".dist-info", ".egg-info", ".data")) or first == "__pycache__":
+            continue
+        if "/" not in rel.replace("\\", "/"):
+            if first.endswith(".py"):
+                names.add(first[:-3])
+            elif first.endswith((".so", ".pyd")):
+                names.add(first.split(".", 1)[0])
+            elif first.endswith(".pth"):
+                continue
+            continue
+        names.add(first)
+    return sorted(n for n in names if n and n.isidentifier())
+
+
+def _module_present(location, name):
+    base = os.path.join(location, name)
+    if os.path.isdir(base) or os.path.exists(base + ".py"):
+        return True
+    try:
+        return any(
+            e.startswith(name + ".") and e.endswith((".so", ".pyd"))
+            for e in os.listdir(location)
+        )
+    except OSError:
+        return False
+
+
+def _distribution(location, entry):
+    """One dist-info / egg-info entry → a Distribution dict (or None when unreadable)."""
+    mdir = os.path.join(location, entry)
+    problems = []
+    egg = entry.endswith(".egg-info")
+    if egg:
+        meta = mdir if os.path.isfile(mdir) else os.path.join(mdir, "PKG-INFO")
+    else:
+        meta = os.path.join(mdir, "METADATA")
+    headers = None
+    if os.path.isfile(meta):
+        try:
+            headers = _read_headers(meta)
+        except OSError as exc:
+            problems.append("cannot read %s: %s" % (os.path.basename(meta), exc))
+    else:
+        problems.append("missing %s" % os.path.basename(meta))
+    stem = entry.rsplit(".", 1)[0]
+    dir_name, _, dir_version = stem.partition("-")
+    if headers is None:
+        headers = {"requires-dist": [], "provides-extra": []}
+    name = headers.get("name") or dir_name
+    version = headers.get("version") or dir_version.split("-")[0]
+    requires = headers["requires-dist"]
+    if egg and os.path.isdir(mdir) and not requires:
+        requires = _egg_requires(os.path.join(mdir, "requires.txt"))
+    dist = {
+        "name": name,
+        "version": version,
+        "location": location,
+        "metadata_dir": mdir,
+        "installer": "",
+        "requires": requires,
+        "requires_python": headers.get("requires-python"),
+        "provides_extras": headers["provides-extra"],
+        "editable": False,
+        "direct_url": None,
+        "top_level": [],
+        "wheel_tags": [],
+        "shadowed": False,
+        "problems": problems,
+    }
+    if not os.path.isdir(mdir):
+        return dist
+    installer = _read_small(os.path.join(mdir, "INSTALLER"))
+    if installer:
+        dist["installer"] = installer.strip()
+    direct = _read_small(os.path.join(mdir, "direct_url.json"))
+    if direct:
+        try:
+            info = json.loads(direct)
+            dist["direct_url"] = info.get("url")
+            dist["editable"] = bool((info.get("dir_info") or {}).get("editable"))
+        except ValueError:
+            problems.append("direct_url.json is not valid JSON")
+    wheel = _read_small(os.path.join(mdir, "WHEEL"))
+    if wheel:
+        dist["wheel_tags"] = [
+            ln.split(":", 1)[1].strip() for ln in wheel.splitlines() if ln.lower().startswith("tag:")
+        ]
+    top = _read_small(os.path.join(mdir, "top_level.txt"))
+    if top is not None:
+        dist["top_level"] = sorted({t.strip().split("/")[0] for t in top.splitlines() if t.strip()})
+    elif not egg:
+        record = _read_small(os.path.join(mdir, "RECORD"))
+        if record is not None:
+            dist["top_level"] = _top_level_from_record(record)
+        elif not dist["editable"]:
+            problems.append("missing RECORD")
+    if not dist["editable"] and not egg:
+        for mod in dist["top_level"]:
+            if not _module_present(location, mod):
+                problems.append("top-level module %r is listed but missing from %s" % (mod, location))
+    return dist
+
+
+def _pth_files(site_dirs):
+    out = []
+    for d in site_dirs:
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for n in names:
+            text = _read_small(os.path.join(d, n)) or ""
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+            out.append(
+                {
+                    "path": os.path.join(d, n),
+                    "entries": lines,
+                    "executes_code": any(ln.startswith(("import ", "import\t")) for ln in lines),
+                }
+            )
+    return out
+
+
+def _env_kind():
+    prefix = sys.prefix
+    cfg = os.path.join(prefix, "pyvenv.cfg")
+    if os.path.isfile(cfg):
+        text = (_read_small(cfg) or "").lower()
+        if "\nuv =" in "\n" + text or "uv = " in text:
+            return "uv", cfg
+        if "virtualenv" in text:
+            return "virtualenv", cfg
+        return "venv", cfg
+    if os.path.isdir(os.path.join(prefix, "conda-meta")):
+        env = os.environ.get("CONDA_PREFIX")
+        return "conda", ("CONDA_PREFIX=%s" % env) if env else os.path.join(prefix, "conda-meta")
+    if os.sep + ".pixi" + os.sep in prefix + os.sep:
+        return "pixi", prefix
+    if getattr(sys, "real_prefix", None):
+        return "virtualenv", "sys.real_prefix"
+    return "system", prefix
+
+
+def python_facts():
+    kind, marker = _env_kind()
+    try:
+        site_dirs = list(site.getsitepackages())
+    except AttributeError:  # old virtualenv's site.py
+        site_dirs = [sysconfig.get_paths()["purelib"]]
+    try:
+        user_site = site.getusersitepackages()
+    except AttributeError:
+        user_site = None
+    all_site = [d for d in site_dirs + ([user_site] if user_site else []) if d and os.path.isdir(d)]
+    pythonpath = os.environ.get("PYTHONPATH", "")
+    return {
+        "status": "ok",
+        "source": "interpreter",
+        "version": "%d.%d.%d" % sys.version_info[:3],
+        "implementation": sys.implementation.name.replace("cpython", "CPython").replace("pypy", "PyPy"),
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+        "env_kind": kind,
+        "env_marker": marker,
+        "sys_path": list(sys.path),
+        "pythonpath": [p for p in pythonpath.split(os.pathsep) if p],
+        "user_site": user_site,
+        "user_site_enabled": bool(site.ENABLE_USER_SITE),
+        "platform_tag": sysconfig.get_platform(),
+        "soabi": sysconfig.get_config_var("SOABI") or "",
+        "pth_files": _pth_files(all_site),
+        "site_dirs": site_dirs + ([user_site] if user_site else []),
+    }
+
+
+def packages_facts(path_entries=None):
+    """Every distribution on ``sys.path``, in import order; later copies are ``shadowed``."""
+    entries = sys.path if path_entries is None else path_entries
+    seen_dirs = set()
+    seen_names = set()
+    dists = []
+    strays = []
+    for location in entries:
+        location = location or os.getcwd()
+        real = os.path.realpath(location)
+        if real in seen_dirs or not os.path.isdir(location):
+            continue
+        seen_dirs.add(real)
+        try:
+            names = sorted(os.listdir(location))
+        except OSError:
+            continue
+        for entry in names:
+            if entry.startswith("~"):
+                strays.append(os.path.join(location, entry))
+                continue
+            if not entry.endswith((".dist-info", ".egg-info")):
+                continue
+            dist = _distribution(location, entry)
+            key = _normalize(dist["name"])
+            if key in seen_names:
+                dist["shadowed"] = True
+            seen_names.add(key)
+            dists.append(dist)
+    return {
+        "status": "ok",
+        "source": "metadata",
+        "distributions": dists,
+        "stray_entries": strays,
+    }
+
+
+def _normalize(name):
+    out = []
+    prev = False
+    for ch in name.lower():
+        if ch in "-_.":
+            if not prev:
+                out.append("-")
+            prev = True
+        else:
+            out.append(ch)
+            prev = False
+    return "".join(out)
+
+
+def gather():
+    """Both sections, as plain JSON-able dicts."""
+    return {"python": python_facts(), "packages": packages_facts()}
+
+
+if __name__ == "__main__":
+    # Run by another interpreter (`--python PATH`): drop this script's own directory from the
+    # path so stackcheck's source tree never appears among the facts.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != here]
+    sys.stdout.write(json.dumps(gather()))

@@ -1,0 +1,1 @@
+"""Output renderers: text (readable without colour), json, markdown."""

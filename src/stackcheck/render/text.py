@@ -1,0 +1,54 @@
+"""Human-readable report output: readable without colour, widest facts last."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from stackcheck.models.finding import Report
+
+MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped"}
+
+
+def report_text(report: Report, *, verbose: bool = False) -> str:
+    """Non-ok checks in full (observed / expected / fix); ok and skipped ones as one line each
+    (only with ``verbose``); then a summary line."""
+    lines: list[str] = []
+    head = f"{report.kind}"
+    if report.profile:
+        head += f" {report.profile}"
+    env = report.environment.get("python") or ""
+    lines.append(f"{head}: {report.verdict.upper()}" + (f"  ({env})" if env else ""))
+    order = {"blocked": 0, "warning": 1, "ok": 2, "skipped": 3}
+    for c in sorted(report.checks, key=lambda c: (order[c.verdict], c.id)):
+        if c.verdict in ("ok", "skipped") and not verbose:
+            continue
+        label = c.title + (f" [{c.subject}]" if c.subject and c.subject not in c.title else "")
+        lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}")
+        if c.verdict == "skipped":
+            if c.reason:
+                lines.append(f"            reason:   {c.reason}")
+            continue
+        if c.verdict == "ok":
+            continue
+        if c.observed:
+            lines.append(f"            observed: {c.observed}")
+        if c.expected:
+            lines.append(f"            expected: {c.expected}")
+        if c.fix:
+            lines.append(f"            fix:      {c.fix}")
+    counts = Counter(c.verdict for c in report.checks)
+    summary = ", ".join(f"{counts[v]} {v}" for v in ("ok", "warning", "blocked", "skipped") if counts[v])
+    lines.append(f"  {summary or 'no checks ran'}" + ("" if verbose else "  (-v shows every check)"))
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(report: Report) -> str:
+    out = [f"## {report.kind} {report.profile or ''}: **{report.verdict}**", ""]
+    out.append("| check | verdict | subject | observed | expected | fix |")
+    out.append("|---|---|---|---|---|---|")
+    esc = lambda s: (s or "").replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    for c in report.checks:
+        out.append(
+            f"| {c.id} {esc(c.title)} | {c.verdict} | {esc(c.subject)} | {esc(c.observed or c.reason)} | {esc(c.expected)} | {esc(c.fix)} |"
+        )
+    return "\n".join(out) + "\n"
