@@ -1,0 +1,1 @@
+"""The compatibility knowledge base: sourced data files under ``data/`` and their loaders."""
