@@ -1,0 +1,1 @@
+"""The distribution graph of an environment: requirement evaluation, conflicts, tree, why."""

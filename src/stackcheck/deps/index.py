@@ -1,0 +1,130 @@
+"""The installed-distribution index of a snapshot, and requirement evaluation against it.
+
+Markers are evaluated for the *checked* interpreter (from the snapshot), not for the
+interpreter running stackcheck, so judging a colleague's snapshot gives their answer.
+Requirement strings are parsed lazily and cached: a check pays only for what it reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
+
+_SYS_PLATFORM = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}
+_OS_NAME = {"Linux": "posix", "Darwin": "posix", "Windows": "nt"}
+
+
+def marker_environment(snapshot: Snapshot) -> dict[str, str]:
+    """PEP 508 marker variables of the checked interpreter, from snapshot facts."""
+    py = snapshot.python
+    plat = snapshot.platform
+    version = py.version or ""
+    system = plat.system or _system_from_tag(py.platform_tag)
+    machine = plat.machine or _machine_from_tag(py.platform_tag)
+    return {
+        "implementation_name": (py.implementation or "cpython").lower(),
+        "implementation_version": version,
+        "os_name": _OS_NAME.get(system, "posix"),
+        "platform_machine": machine,
+        "platform_python_implementation": py.implementation or "CPython",
+        "platform_release": plat.kernel,
+        "platform_system": system,
+        "platform_version": "",
+        "python_full_version": version,
+        "python_version": ".".join(version.split(".")[:2]),
+        "sys_platform": _SYS_PLATFORM.get(system, system.lower()),
+        "extra": "",
+    }
+
+
+def _system_from_tag(tag: str) -> str:
+    if tag.startswith("linux"):
+        return "Linux"
+    if tag.startswith("macosx"):
+        return "Darwin"
+    if tag.startswith("win"):
+        return "Windows"
+    return ""
+
+
+def _machine_from_tag(tag: str) -> str:
+    return tag.rsplit("-", 1)[-1] if "-" in tag else ""
+
+
+@lru_cache(maxsize=4096)
+def parse_requirement(text: str) -> Requirement | None:
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def parse_version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+@dataclass(frozen=True)
+class RequirementStatus:
+    """How one requirement fares in an environment."""
+
+    requirement: str
+    name: str
+    state: str  # satisfied | missing | mismatch | not-applicable (marker false) | invalid
+    installed: str | None = None  # installed version, when there is one
+    dist: Distribution | None = None
+
+    @property
+    def problem(self) -> bool:
+        return self.state in ("missing", "mismatch", "invalid")
+
+
+class DistIndex:
+    """Importable distributions of a snapshot by normalized name (shadowed copies excluded)."""
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.by_name: dict[str, Distribution] = {}
+        for dist in snapshot.packages.distributions:
+            if not dist.shadowed:
+                self.by_name.setdefault(normalize_name(dist.name), dist)
+        self._env = marker_environment(snapshot)
+
+    def get(self, name: str) -> Distribution | None:
+        return self.by_name.get(normalize_name(name))
+
+    def marker_applies(self, req: Requirement, extras: tuple[str, ...] = ()) -> bool:
+        """Whether a requirement's marker holds here (for any of ``extras``; none = no extra)."""
+        if req.marker is None:
+            return True
+        try:
+            for extra in extras or ("",):
+                if req.marker.evaluate({**self._env, "extra": extra}):
+                    return True
+        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            return False
+        return False
+
+    def evaluate(self, text: str, extras: tuple[str, ...] = ()) -> RequirementStatus:
+        req = parse_requirement(text)
+        if req is None:
+            return RequirementStatus(text, text, "invalid")
+        name = normalize_name(req.name)
+        if not self.marker_applies(req, extras):
+            return RequirementStatus(text, name, "not-applicable")
+        dist = self.get(name)
+        if dist is None:
+            return RequirementStatus(text, name, "missing")
+        version = parse_version(dist.version)
+        if req.specifier and (version is None or not req.specifier.contains(version, prereleases=True)):
+            return RequirementStatus(text, name, "mismatch", dist.version, dist)
+        return RequirementStatus(text, name, "satisfied", dist.version, dist)
