@@ -36,6 +36,7 @@ def obtain_snapshot(
     python_path: str | None = None,
     deep: bool = False,
     sections: tuple[str, ...] | None = None,
+    modules: tuple[str, ...] = (),
 ) -> Snapshot:
     given = [o for o, v in (("--snapshot", snapshot_file), ("--from-collect-env", collect_env_file), ("--python", python_path)) if v]
     if len(given) > 1:
@@ -47,7 +48,7 @@ def obtain_snapshot(
     from stackcheck.probe import gather
 
     command = f"--python {python_path}" if python_path else "live"
-    return gather(python_path, deep=deep, sections=sections, command=command)
+    return gather(python_path, deep=deep, sections=sections, command=command, modules=modules)
 
 
 def snapshot_digest(snapshot: Snapshot) -> str:

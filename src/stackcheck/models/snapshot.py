@@ -55,6 +55,7 @@ class PythonSection(Section, kw_only=True):
     soabi: str = ""  # e.g. "cpython-311-x86_64-linux-gnu"
     pth_files: list[PthFile] = []
     site_dirs: list[str] = []  # site-packages directories of this interpreter (venv, user, system)
+    modules: dict[str, str] = {}  # located import names → file ("" = not found), never imported
 
 
 class Distribution(msgspec.Struct, kw_only=True):

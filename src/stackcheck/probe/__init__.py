@@ -42,15 +42,15 @@ class ProbeContext:
     cwd: str = field(default_factory=os.getcwd)
 
 
-def interpreter_sections(python_path: str | None = None) -> dict:
+def interpreter_sections(python_path: str | None = None, modules: tuple[str, ...] = ()) -> dict:
     """python + packages for the live interpreter, or for ``python_path`` via a child process."""
     if python_path is None or _same_interpreter(python_path):
         from stackcheck.probe import interpreter
 
-        return interpreter.gather()
+        return interpreter.gather(modules=modules)
     from stackcheck.probe.foreign import gather_foreign
 
-    return gather_foreign(python_path)
+    return gather_foreign(python_path, modules=modules)
 
 
 def _same_interpreter(path: str) -> bool:
@@ -66,6 +66,7 @@ def gather(
     deep: bool = False,
     sections: tuple[str, ...] | None = None,
     command: str = "live",
+    modules: tuple[str, ...] = (),
 ) -> Snapshot:
     """Take a snapshot. ``sections`` limits the optional sections (python/packages/tool
     are always present); sections not gathered stay ``absent`` with source ``not-probed``."""
@@ -74,7 +75,7 @@ def gather(
     from stackcheck import __version__
     from stackcheck.models import snapshot as S
 
-    interp = interpreter_sections(python_path)
+    interp = interpreter_sections(python_path, modules)
     wanted = tuple(SECTIONS) if sections is None else sections
     ctx = ProbeContext(python=interp["python"], packages=interp["packages"], deep=deep)
     collected = _collect_all(wanted, ctx)

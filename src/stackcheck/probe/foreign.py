@@ -32,10 +32,10 @@ def resolve_python(path: str) -> str:
     raise InputError(f"{path}: no such interpreter")
 
 
-def gather_foreign(path: str) -> dict:
+def gather_foreign(path: str, modules: tuple[str, ...] = ()) -> dict:
     exe = resolve_python(path)
     script = os.path.abspath(interpreter.__file__)
-    done = run([exe, script], timeout=FOREIGN_TIMEOUT_S)
+    done = run([exe, script, *modules], timeout=FOREIGN_TIMEOUT_S)
     if done.returncode != 0:
         detail = done.error or (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(f"{path}: cannot probe this interpreter: {detail}")

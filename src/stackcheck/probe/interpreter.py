@@ -312,9 +312,35 @@ def _normalize(name):
     return "".join(out)
 
 
-def gather():
-    """Both sections, as plain JSON-able dicts."""
-    return {"python": python_facts(), "packages": packages_facts()}
+def locate_module(name, path_entries=None):
+    """Where ``import name`` would load from, found on disk without importing anything
+    (``importlib.util.find_spec`` would import the parents of a dotted name). "" = not found."""
+    if name in sys.builtin_module_names:
+        return "built-in"
+    parts = name.split(".")
+    for entry in sys.path if path_entries is None else path_entries:
+        base = os.path.join(entry or os.getcwd(), *parts[:-1])
+        leaf = parts[-1]
+        pkg = os.path.join(base, leaf)
+        if os.path.isdir(pkg):
+            init = os.path.join(pkg, "__init__.py")
+            return init if os.path.exists(init) else pkg
+        if os.path.isfile(pkg + ".py"):
+            return pkg + ".py"
+        try:
+            for n in os.listdir(base):
+                if n.startswith(leaf + ".") and n.endswith((".so", ".pyd")):
+                    return os.path.join(base, n)
+        except OSError:
+            continue
+    return ""
+
+
+def gather(modules=()):
+    """Both sections, as plain JSON-able dicts; ``modules`` are located (never imported)."""
+    python = python_facts()
+    python["modules"] = dict((m, locate_module(m)) for m in modules)
+    return {"python": python, "packages": packages_facts()}
 
 
 if __name__ == "__main__":
@@ -322,4 +348,4 @@ if __name__ == "__main__":
     # path so stackcheck's source tree never appears among the facts.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != here]
-    sys.stdout.write(json.dumps(gather()))
+    sys.stdout.write(json.dumps(gather(modules=sys.argv[1:])))
