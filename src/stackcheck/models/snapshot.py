@@ -39,6 +39,20 @@ class PthFile(msgspec.Struct, kw_only=True):
     executes_code: bool = False  # has an ``import`` line
 
 
+class PathTool(msgspec.Struct, kw_only=True):
+    name: str  # "python" | "python3" | "pip" | "pip3"
+    path: str  # first match on PATH
+    interpreter: str = ""  # what it runs: itself for python, the ``#!`` interpreter for pip
+
+
+class IsolationFacts(msgspec.Struct, kw_only=True):
+    """What the shell around the interpreter says about the active environment."""
+
+    virtual_env: str | None = None  # $VIRTUAL_ENV
+    conda_prefix: str | None = None  # $CONDA_PREFIX
+    path_tools: list[PathTool] = []
+
+
 class PythonSection(Section, kw_only=True):
     version: str = ""  # "3.11.7"
     implementation: str = ""  # "CPython"
@@ -56,6 +70,7 @@ class PythonSection(Section, kw_only=True):
     pth_files: list[PthFile] = []
     site_dirs: list[str] = []  # site-packages directories of this interpreter (venv, user, system)
     modules: dict[str, str] = {}  # located import names → file ("" = not found), never imported
+    isolation: IsolationFacts = msgspec.field(default_factory=IsolationFacts)
 
 
 class Distribution(msgspec.Struct, kw_only=True):
@@ -73,11 +88,13 @@ class Distribution(msgspec.Struct, kw_only=True):
     wheel_tags: list[str] = []  # "Tag:" lines of WHEEL, e.g. "cp311-cp311-manylinux_2_28_x86_64"
     shadowed: bool = False  # another copy of the same project comes earlier on sys.path
     problems: list[str] = []  # "missing METADATA", "RECORD lists missing file torch/__init__.py" …
+    requested: bool = False  # REQUESTED marker: the user asked for it (not pulled in as a dependency)
 
 
 class PackagesSection(Section, kw_only=True):
     distributions: list[Distribution] = []
     stray_entries: list[str] = []  # "~"-prefixed leftovers of interrupted installs in site dirs
+    import_origins: dict[str, str] = {}  # contested import name → sys.path entry ``import`` loads it from
 
 
 class PlatformSection(Section, kw_only=True):

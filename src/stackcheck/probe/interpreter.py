@@ -153,9 +153,11 @@ def _distribution(location, entry):
         "wheel_tags": [],
         "shadowed": False,
         "problems": problems,
+        "requested": False,
     }
     if not os.path.isdir(mdir):
         return dist
+    dist["requested"] = os.path.exists(os.path.join(mdir, "REQUESTED"))
     installer = _read_small(os.path.join(mdir, "INSTALLER"))
     if installer:
         dist["installer"] = installer.strip()
@@ -258,6 +260,55 @@ def python_facts():
         "soabi": sysconfig.get_config_var("SOABI") or "",
         "pth_files": _pth_files(all_site),
         "site_dirs": site_dirs + ([user_site] if user_site else []),
+        "isolation": isolation_facts(),
+    }
+
+
+def _shebang_interpreter(script):
+    """The interpreter a console script runs: its ``#!`` line (``env NAME`` resolved on PATH,
+    pip's ``/bin/sh`` + ``exec`` trampoline for long paths followed). A file read, no subprocess."""
+    try:
+        with open(script, "rb") as fh:
+            head = fh.read(512).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    if not head or not head[0].startswith("#!"):
+        return ""
+    words = head[0][2:].split()
+    if not words:
+        return ""
+    if os.path.basename(words[0]) == "sh" and len(head) > 1 and "exec'" in head[1]:
+        parts = head[1].split('"')
+        return parts[1] if len(parts) > 2 else ""
+    if os.path.basename(words[0]) == "env":
+        names = [w for w in words[1:] if not w.startswith("-")]
+        return (_which(names[0]) or names[0]) if names else ""
+    return words[0]
+
+
+def _which(name):
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        cand = os.path.join(d or ".", name)
+        if os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    return ""
+
+
+def isolation_facts():
+    """Which environment the shell has activated, and what ``python``/``pip`` on PATH run."""
+    tools = []
+    for name in ("python", "python3", "pip", "pip3"):
+        path = _which(name)
+        if not path:
+            continue
+        runs = path if name.startswith("python") else _shebang_interpreter(path)
+        if not os.path.basename(runs).startswith(("python", "pypy")):
+            runs = ""  # a shim or wrapper (pyenv, asdf): what it runs is not known from the file
+        tools.append({"name": name, "path": path, "interpreter": runs})
+    return {
+        "virtual_env": os.environ.get("VIRTUAL_ENV") or None,
+        "conda_prefix": os.environ.get("CONDA_PREFIX") or None,
+        "path_tools": tools,
     }
 
 
@@ -295,7 +346,30 @@ def packages_facts(path_entries=None):
         "source": "metadata",
         "distributions": dists,
         "stray_entries": strays,
+        "import_origins": _contested_origins(dists, entries),
     }
+
+
+def _contested_origins(dists, entries):
+    """For import names that more than one distribution (or copy) installs: the sys.path entry
+    ``import NAME`` would load from. Only contested names are looked up, so this stays cheap."""
+    owners = {}
+    for dist in dists:
+        for mod in dist["top_level"]:
+            owners[mod] = owners.get(mod, 0) + 1
+    out = {}
+    for mod in sorted(m for m, n in owners.items() if n > 1):
+        found = locate_module(mod, entries)
+        out[mod] = _entry_of(found, mod)
+    return out
+
+
+def _entry_of(found, mod):
+    """``/sp/pkg/__init__.py`` → ``/sp``; ``/sp/mod.py`` or ``/sp/mod.cpython-311.so`` → ``/sp``."""
+    if not found or found == "built-in":
+        return found
+    parent = os.path.dirname(found)
+    return os.path.dirname(parent) if os.path.basename(parent) == mod else parent
 
 
 def _normalize(name):
