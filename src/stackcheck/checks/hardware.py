@@ -1,0 +1,284 @@
+"""GPU001–GPU003, CUDA001, CUDA003, PLAT001: the profile's GPU needs against the machine.
+
+The knowledge-driven checks (driver vs CUDA build, architectures per build) live in
+:mod:`stackcheck.checks.compat`; these only compare facts with the profile's thresholds.
+"""
+
+from __future__ import annotations
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
+
+GIB = 1024**3
+# Reported totals sit a little under the marketed size (an "80GB" H100 reports 79.6 GiB,
+# firmware and ECC reserve the rest), so a threshold of 80 must accept it.
+MEMORY_TOLERANCE = 0.97
+# CUDA builds published on download.pytorch.org (fallback when the knowledge base cannot say).
+_KNOWN_CUDA_BUILDS = ("11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0", "13.2")
+
+
+def _gpu_profile(ctx):
+    return ctx.profile.gpu if ctx.profile is not None else None
+
+
+def _no_gpu_outcome(ctx, need: str):
+    """Why there are no GPUs to judge, as a blocked outcome with the right fix."""
+    acc = ctx.snapshot.accelerators
+    if acc.status in ("failed", "timeout"):
+        observed = f"GPU facts could not be gathered ({acc.status}): {acc.error or 'no detail'}"
+        fix = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
+    else:
+        observed = "no NVIDIA GPU found" + (f" (looked at {', '.join(acc.looked_for)})" if acc.looked_for else "")
+        fix = "run on a machine with a GPU, or choose a CPU profile (`stackcheck preflight --list-profiles`); on CPU-only CI use --skip GPU,CUDA"
+    visible_env = acc.cuda_visible_devices
+    if visible_env is not None and acc.gpus:
+        observed += f"; CUDA_VISIBLE_DEVICES={visible_env!r} hides {len(acc.gpus)} GPU(s)"
+        fix = "unset or correct CUDA_VISIBLE_DEVICES"
+    return blocked(observed=observed, expected=need, fix=fix)
+
+
+@check(
+    "GPU001",
+    "GPU count",
+    needs_profile=True,
+    explain="""
+Counts the GPUs visible to the process (after CUDA_VISIBLE_DEVICES, matched by index or
+UUID) and compares with the profile's gpu.min_count (1 when a profile needs a GPU at all).
+A multi-GPU lab on one GPU does not fail at start; it quietly runs a different experiment.
+Fix: a machine (or allocation: Slurm --gres=gpu:N) with enough GPUs, or correct
+CUDA_VISIBLE_DEVICES.""",
+)
+def gpu_count(ctx):
+    need = _gpu_profile(ctx)
+    if need is None:
+        return
+    want = max(need.min_count or 1, 1)
+    gpus = ctx.snapshot.visible_gpus()
+    if not gpus:
+        yield _no_gpu_outcome(ctx, f">= {want} GPU(s)")
+        return
+    names = ", ".join(sorted({g.name for g in gpus}))
+    if len(gpus) < want:
+        yield blocked(
+            observed=f"{len(gpus)} visible GPU(s): {names}",
+            expected=f">= {want} GPUs",
+            fix=f"run on a node with >= {want} GPUs (Slurm: --gres=gpu:{want}) or widen CUDA_VISIBLE_DEVICES",
+        )
+    else:
+        yield ok(observed=f"{len(gpus)} visible GPU(s): {names}", expected=f">= {want}")
+
+
+@check(
+    "GPU002",
+    "GPU memory per device",
+    needs_profile=True,
+    explain="""
+Compares each visible GPU's total memory with the profile's gpu.min_memory_gib. The
+threshold is per device: model and KV cache must fit on each GPU unless the experiment
+shards them. Reported totals sit below the marketed size (an 80 GB H100 reports 79.6 GiB),
+so 3 % below the threshold still passes. Fix: a larger GPU, or a profile sized for this one (see `stackcheck memory`
+for what the model needs).""",
+)
+def gpu_memory(ctx):
+    need = _gpu_profile(ctx)
+    if need is None or need.min_memory_gib is None:
+        return
+    gpus = ctx.snapshot.visible_gpus()
+    if not gpus:
+        yield skipped("no visible GPU (see GPU001)")
+        return
+    for g in gpus:
+        if g.memory_total_bytes is None:
+            yield skipped("memory of this GPU is unknown", subject=f"GPU {g.index}")
+            continue
+        have = g.memory_total_bytes / GIB
+        observed = f"GPU {g.index} {g.name}: {have:.1f} GiB"
+        if have < need.min_memory_gib * MEMORY_TOLERANCE:
+            yield blocked(
+                observed=observed,
+                expected=f">= {need.min_memory_gib:g} GiB per GPU",
+                fix=f"use a GPU with >= {need.min_memory_gib:g} GiB, or `stackcheck memory` to size a smaller model/context",
+                subject=f"GPU {g.index}",
+            )
+        else:
+            yield ok(observed=observed, expected=f">= {need.min_memory_gib:g} GiB", subject=f"GPU {g.index}")
+
+
+def _cc(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except (InvalidVersion, TypeError):
+        return None
+
+
+@check(
+    "GPU003",
+    "GPU compute capability",
+    needs_profile=True,
+    explain="""
+Compares each visible GPU's compute capability with the profile's
+gpu.min_compute_capability / max_compute_capability. Features have floors: bf16 and
+FlashAttention-2 need 8.0 (Ampere), Triton/torch.compile 7.0, FP8 8.9. Fix: a GPU in the
+range, or a profile whose kernels this GPU supports (e.g. fp16 + SDPA on a T4).""",
+)
+def gpu_capability(ctx):
+    need = _gpu_profile(ctx)
+    if need is None or (need.min_compute_capability is None and need.max_compute_capability is None):
+        return
+    gpus = ctx.snapshot.visible_gpus()
+    if not gpus:
+        yield skipped("no visible GPU (see GPU001)")
+        return
+    lo, hi = _cc(need.min_compute_capability or ""), _cc(need.max_compute_capability or "")
+    expected = " and ".join(
+        p for p in (f">= {need.min_compute_capability}" if lo else "", f"<= {need.max_compute_capability}" if hi else "") if p
+    )
+    for g in gpus:
+        cc = _cc(g.compute_capability)
+        subject = f"GPU {g.index}"
+        if cc is None:
+            yield skipped("compute capability of this GPU is unknown", subject=subject)
+        elif (lo and cc < lo) or (hi and cc > hi):
+            yield blocked(
+                observed=f"{g.name}: compute capability {g.compute_capability}",
+                expected=f"compute capability {expected}",
+                fix="use a GPU in that range, or a profile meant for this GPU generation (`stackcheck preflight --list-profiles`)",
+                subject=subject,
+            )
+        else:
+            yield ok(observed=f"{g.name}: {g.compute_capability}", expected=expected, subject=subject)
+
+
+def cuda_tag(cuda: str) -> str:
+    """'12.8' → 'cu128' (the download.pytorch.org index name)."""
+    major, _, minor = cuda.partition(".")
+    return f"cu{major}{minor.split('.')[0] or '0'}"
+
+
+def _builds_for(ctx, torch_version: str) -> tuple[str, ...]:
+    """CUDA builds offered for this torch release, from the knowledge base when it knows."""
+    try:
+        release = ctx.knowledge.torch_release(torch_version)
+        builds = tuple(getattr(release, "cuda_builds", ()) or ())
+        if builds:
+            return builds
+    except Exception:  # knowledge unavailable or release unknown: fall back to the list
+        pass
+    return _KNOWN_CUDA_BUILDS
+
+
+def torch_install_fix(ctx, torch_version: str, cuda: str) -> str:
+    base = torch_version.split("+")[0]
+    return f"{ctx.pip_install(f'torch=={base}')} --index-url https://download.pytorch.org/whl/{cuda_tag(cuda)}"
+
+
+@check(
+    "CUDA001",
+    "torch CUDA build matches the profile",
+    needs_profile=True,
+    explain="""
+Compares the CUDA version torch was built with (torch/version.py `cuda`, read as text,
+never by importing torch) with the profile's gpu.torch_cuda specifier. A CPU build
+(`cuda = None`) never satisfies a CUDA profile. Results from a cu126 and a cu128 build are
+different experiments (different kernels, cuDNN, NCCL). Fix: reinstall torch from the
+matching download.pytorch.org index (the printed command keeps the torch version).""",
+)
+def torch_cuda_build(ctx):
+    need = _gpu_profile(ctx)
+    if need is None or not need.torch_cuda:
+        return
+    t = ctx.snapshot.torch
+    if t.status != "ok" or not t.version:
+        yield skipped("torch is not installed or its version file was not read (see PKG001)")
+        return
+    try:
+        spec = SpecifierSet(need.torch_cuda)
+    except InvalidSpecifier:
+        yield skipped(f"invalid gpu.torch_cuda {need.torch_cuda!r} in the profile")
+        return
+    if t.cuda and spec.contains(t.cuda, prereleases=True):
+        yield ok(observed=f"torch {t.version} built with CUDA {t.cuda}", expected=f"CUDA {need.torch_cuda}")
+        return
+    candidates = [c for c in _builds_for(ctx, t.version) if spec.contains(c, prereleases=True)]
+    fix = (
+        torch_install_fix(ctx, t.version, candidates[-1])
+        if candidates
+        else f"install a torch release that offers a CUDA {need.torch_cuda} build"
+    )
+    build = f"CUDA {t.cuda}" if t.cuda else ("ROCm " + t.hip if t.hip else "CPU-only")
+    yield blocked(observed=f"torch {t.version} is a {build} build", expected=f"CUDA {need.torch_cuda}", fix=fix)
+
+
+@check(
+    "CUDA003",
+    "CPU-only torch on a machine with an NVIDIA GPU",
+    commands=(PREFLIGHT, DOCTOR),
+    explain="""
+A CPU build of torch (torch.version.cuda is None, version label +cpu or a macOS/aarch64
+wheel) on a machine where the probe found an NVIDIA GPU: everything runs, slowly, on the
+CPU, and `torch.cuda.is_available()` is False. It happens when pip resolves torch from an
+index without CUDA wheels or a requirements file pins `+cpu`. Blocked when the profile
+needs a GPU, a warning otherwise. Fix: reinstall torch from the CUDA index that fits the
+driver.""",
+)
+def cpu_torch_on_gpu(ctx):
+    t = ctx.snapshot.torch
+    gpus = ctx.snapshot.visible_gpus()
+    if t.status != "ok" or not t.version:
+        return
+    if not gpus:
+        yield ok(observed=f"torch {t.version}; no NVIDIA GPU", expected="CUDA torch only where a GPU exists")
+        return
+    if t.cuda or t.hip:
+        yield ok(observed=f"torch {t.version} (CUDA {t.cuda})", expected="a CUDA build on a GPU machine")
+        return
+    drv = ctx.snapshot.accelerators.cuda_driver_version
+    cuda = _newest_build_for_driver(ctx, t.version, drv)
+    fix = torch_install_fix(ctx, t.version, cuda) if cuda else "reinstall torch from a download.pytorch.org CUDA index that fits the driver"
+    wants_gpu = _gpu_profile(ctx) is not None
+    outcome = blocked if wants_gpu else warning
+    yield outcome(
+        observed=f"torch {t.version} is a CPU-only build, but {len(gpus)} NVIDIA GPU(s) are present ({gpus[0].name})",
+        expected="a CUDA build of torch",
+        fix=fix,
+    )
+
+
+def _newest_build_for_driver(ctx, torch_version: str, driver_cuda: str) -> str | None:
+    """The newest CUDA build of this torch release that the driver's CUDA version covers."""
+    try:
+        limit = Version(driver_cuda) if driver_cuda else None
+    except InvalidVersion:
+        limit = None
+    builds = [b for b in _builds_for(ctx, torch_version) if limit is None or Version(b) <= limit]
+    return builds[-1] if builds else None
+
+
+@check(
+    "PLAT001",
+    "GPU profile on a CPU-only hosted platform",
+    needs_profile=True,
+    explain="""
+A profile that needs a GPU judged on a hosted platform known to offer none here (a
+GitHub-hosted runner, a Colab or Kaggle session without an accelerator attached). The
+GPU checks would all fail for a reason the user cannot fix in the environment. Fix: attach
+a GPU runtime (Colab: Runtime → Change runtime type), run on a GPU runner, or keep the GPU
+checks out of CPU-only CI with `--skip GPU,CUDA`.""",
+)
+def gpu_profile_on_cpu_platform(ctx):
+    if _gpu_profile(ctx) is None:
+        return
+    cpu_only = [p for p in ctx.snapshot.hosted.platforms if p.gpu_expected is False]
+    if not cpu_only or ctx.snapshot.visible_gpus():
+        if ctx.snapshot.hosted.platforms:
+            names = ", ".join(p.name for p in ctx.snapshot.hosted.platforms)
+            yield ok(observed=f"hosted on {names}", expected="a platform that offers a GPU")
+        return
+    p = cpu_only[0]
+    yield blocked(
+        observed=f"{p.name} ({p.signal}) offers no GPU here",
+        expected="a GPU runtime",
+        fix="attach a GPU runtime / use a GPU runner; on CPU-only CI add `--skip GPU,CUDA`, or use a CPU profile",
+    )

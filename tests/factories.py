@@ -1,0 +1,70 @@
+"""Test factories: snapshots and profiles in a line, recorded snapshots by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from stackcheck.models import snapshot as S
+from stackcheck.models.profile import Profile
+
+DATA = Path(__file__).parent / "data"
+SNAPSHOTS = DATA / "snapshots"
+
+
+def dist(name: str, version: str, *requires: str, location: str = "/env/lib/python3.12/site-packages", **kw) -> S.Distribution:
+    return S.Distribution(name=name, version=version, location=location, requires=list(requires), **kw)
+
+
+def make_snapshot(
+    *dists: S.Distribution,
+    python: str = "3.12.3",
+    gpus: list[tuple[str, str, float]] | None = None,  # (name, compute capability, GiB)
+    driver: str = "",
+    driver_cuda: str = "",
+    torch: str | None = None,
+    torch_cuda: str | None = None,
+    system: str = "Linux",
+    machine: str = "x86_64",
+    glibc: str = "2.39",
+    hosted: list[S.HostedPlatform] | None = None,
+    modules: dict[str, str] | None = None,
+) -> S.Snapshot:
+    """A consistent snapshot of a Linux venv; GPU, driver and torch facts only when given."""
+    snap = S.Snapshot(
+        python=S.PythonSection(status="ok", source="test", version=python, implementation="CPython",
+                               executable="/env/bin/python", prefix="/env", env_kind="venv", modules=modules or {}),
+        packages=S.PackagesSection(status="ok", source="test", distributions=list(dists)),
+        platform=S.PlatformSection(status="ok", source="test", system=system, machine=machine,
+                                   libc_family="glibc" if system == "Linux" else "", libc_version=glibc if system == "Linux" else ""),
+        hosted=S.HostedSection(status="ok", source="test", platforms=hosted or []),
+    )
+    if gpus:
+        snap.accelerators = S.AcceleratorSection(
+            status="ok", source="test", vendor="nvidia", driver_version=driver, cuda_driver_version=driver_cuda,
+            gpus=[S.Gpu(index=i, name=n, compute_capability=cc, memory_total_bytes=int(gib * 1024**3)) for i, (n, cc, gib) in enumerate(gpus)],
+        )
+    else:
+        snap.accelerators = S.AcceleratorSection(status="absent", source="test", looked_for=["/sys/module/nvidia/version"])
+    if torch:
+        snap.torch = S.TorchSection(status="ok", source="test", version=torch, cuda=torch_cuda)
+        if not any(d.name == "torch" for d in dists):
+            snap.packages.distributions.append(dist("torch", torch, top_level=["torch"]))
+    return snap
+
+
+def make_profile(**kw) -> Profile:
+    kw.setdefault("id", "TEST-PROFILE")
+    return msgspec.convert(kw, Profile)
+
+
+def recorded(name: str) -> S.Snapshot:
+    from stackcheck.environment import load_snapshot
+
+    path = SNAPSHOTS / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"recorded snapshot {path.name} not present")
+    return load_snapshot(str(path))
+
