@@ -1,0 +1,60 @@
+"""The memory target: a GPU by name from the data table (``data/gpus.json``) or a size."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from stackcheck.errors import InputError
+
+GIB = 1024**3
+
+_UNITS = {"": GIB, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+          "kib": 1024, "mib": 1024**2, "gib": GIB, "tib": 1024**4}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    memory_bytes: int
+    basis: str  # where the figure comes from
+    aliases: tuple[str, ...] = ()
+
+
+def parse_size(text: str, what: str = "--gpu-memory") -> int:
+    """``80GiB``, ``24 GB``, ``81559MiB`` → bytes. A bare number means GiB."""
+    m = _SIZE.match(str(text))
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _UNITS:
+        raise InputError(f"{what}: {text!r} is not a memory size (expected e.g. 80GiB, 24GB, 81559MiB)")
+    value = float(m.group(1)) * _UNITS[unit]
+    if value <= 0:
+        raise InputError(f"{what}: {text!r} must be larger than zero")
+    return int(value)
+
+
+@lru_cache(maxsize=1)
+def gpu_table() -> tuple[Gpu, ...]:
+    data = json.loads(resources.files("stackcheck.memory").joinpath("data/gpus.json").read_text("utf-8"))
+    return tuple(
+        Gpu(g["name"], int(round(g["memory_gib"] * GIB)), g["basis"], tuple(g.get("aliases", ())))
+        for g in data["gpus"]
+    )
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def find_gpu(name: str) -> Gpu:
+    """A GPU by name or alias, ignoring case and punctuation (``h100``, ``A100-80GB``)."""
+    key = _key(name)
+    for gpu in gpu_table():
+        if key == _key(gpu.name) or key in (_key(a) for a in gpu.aliases):
+            return gpu
+    known = ", ".join(g.name for g in gpu_table())
+    raise InputError(f"--gpu: unknown GPU {name!r}; known: {known} (or give --gpu-memory SIZE)")
