@@ -1,0 +1,82 @@
+"""The system CUDA toolkit (nvcc) and the C compiler: what source builds of extensions use.
+
+torch wheels bring their own CUDA runtime, so nvcc only matters when compiling (flash-attn,
+DeepSpeed ops, vLLM from source) — the note says so. The toolkit's version is read from its
+``version.json`` / ``version.txt`` when present; ``nvcc --version`` runs only otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+
+from stackcheck.models.snapshot import Tool, ToolchainSection
+
+NVCC_NOTE = "system CUDA toolkit; torch uses its own bundled runtime"
+TOOL_TIMEOUT_S = 5.0
+_NVCC_RELEASE = re.compile(r"release\s+[\d.]+,\s+V([\d.]+)")
+
+
+def collect(ctx=None) -> ToolchainSection:
+    nvcc = find_nvcc(os.environ)
+    gcc = find_gcc()
+    found = nvcc is not None or gcc is not None
+    return ToolchainSection(status="ok" if found else "absent", source="files+subprocess", nvcc=nvcc, gcc=gcc)
+
+
+def find_nvcc(env) -> Tool | None:
+    exe = "nvcc.exe" if os.name == "nt" else "nvcc"
+    path = shutil.which(exe, path=env.get("PATH", ""))
+    if path is None:
+        for var in ("CUDA_HOME", "CUDA_PATH"):
+            root = env.get(var)
+            cand = os.path.join(root, "bin", exe) if root else ""
+            if cand and os.path.isfile(cand):
+                path = cand
+                break
+    if path is None:
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.realpath(path)))
+    version = toolkit_version(root) or _nvcc_version(path)
+    return Tool(path=path, version=version, note=NVCC_NOTE)
+
+
+def toolkit_version(root: str) -> str:
+    """"12.8.93" from <root>/version.json (CUDA ≥ 11.1) or "11.0.228" from version.txt."""
+    try:
+        with open(os.path.join(root, "version.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+        for key in ("cuda_nvcc", "cuda"):
+            version = (data.get(key) or {}).get("version") if isinstance(data, dict) else None
+            if isinstance(version, str) and version:
+                return version
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(root, "version.txt"), encoding="utf-8") as fh:
+            words = fh.read(200).split()  # "CUDA Version 11.0.228"
+        return words[-1] if words and words[-1][:1].isdigit() else ""
+    except OSError:
+        return ""
+
+
+def _nvcc_version(path: str) -> str:
+    from stackcheck.probe.proc import run
+
+    done = run([path, "--version"], timeout=TOOL_TIMEOUT_S)
+    match = _NVCC_RELEASE.search(done.stdout)
+    return match.group(1) if match else ""
+
+
+def find_gcc() -> Tool | None:
+    from stackcheck.probe.proc import run
+
+    path = shutil.which("gcc")
+    if path is None:
+        return None
+    done = run([path, "-dumpfullversion", "-dumpversion"], timeout=TOOL_TIMEOUT_S)
+    version = done.stdout.strip().splitlines()[0] if done.ok and done.stdout.strip() else ""
+    note = "" if done.ok else (done.error or "gcc -dumpfullversion failed")
+    return Tool(path=path, version=version, note=note)
