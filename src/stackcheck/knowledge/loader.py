@@ -1,0 +1,130 @@
+"""Reading and validating the knowledge data files.
+
+A bad data file must fail loudly and precisely, because every check downstream trusts it:
+the error names the file, the rule ID (or row) and the field. Signatures are compiled with
+RE2 (linear time, no backreferences or lookarounds), so no rule can hang the tool on a long
+log.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from stackcheck.errors import InputError
+from stackcheck.fileio import decode_json, load_json_any, read_bytes
+from stackcheck.knowledge.base import Knowledge
+from stackcheck.knowledge.tables import (
+    KNOWLEDGE_SCHEMA_VERSION,
+    ArchListTable,
+    CudaDriverTable,
+    PinTable,
+    TorchReleaseTable,
+)
+from stackcheck.models.rule import RULE_SCHEMA_VERSION, Rule
+
+DATA_DIR = Path(__file__).parent / "data"
+
+TABLES = {
+    "drivers": ("cuda_drivers.json", CudaDriverTable, "toolkits"),
+    "torch": ("torch_releases.json", TorchReleaseTable, "releases"),
+    "archs": ("torch_arch_lists.json", ArchListTable, "builds"),
+    "pins": ("package_pins.json", PinTable, "pins"),
+}
+# every list of these fields holds sourced facts
+_SOURCED_LISTS = ("toolkits", "mvc_floors", "releases", "builds", "pins")
+
+
+def data_dir() -> Path:
+    """The data directory: ``STACKCHECK_KNOWLEDGE_DIR`` when set (tests, local overrides)."""
+    return Path(os.environ.get("STACKCHECK_KNOWLEDGE_DIR") or DATA_DIR)
+
+
+def load_from(directory: Path) -> Knowledge:
+    tables: dict[str, Any] = {}
+    files: dict[str, str] = {}
+    for name, (filename, model, _) in TABLES.items():
+        path = directory / filename
+        table = decode_json(read_bytes(path, "knowledge table"), model, str(path), "knowledge table")
+        _check_version(path, table.schema_version, KNOWLEDGE_SCHEMA_VERSION)
+        _check_sources(path, table)
+        tables[name] = table
+        files[name] = str(path)
+    rules = load_rules(directory / "rules")
+    return Knowledge(rules=rules, files=files, **tables)
+
+
+def _check_version(path: Path, found: str, expected: str) -> None:
+    if found.split(".")[0] != expected.split(".")[0]:
+        raise InputError(f"{path}: schema_version: expected {expected.split('.')[0]}.x, found {found!r}")
+
+
+def _check_sources(path: Path, table: Any) -> None:
+    """Every fact row names at least one source; a tag must be declared in ``sources``."""
+    for list_name in _SOURCED_LISTS:
+        for i, row in enumerate(getattr(table, list_name, None) or []):
+            where = f"{path}: {list_name}[{i}]"
+            if not row.sources:
+                raise InputError(f"{where}.sources: every fact needs a source, found none")
+            for src in row.sources:
+                if src not in table.sources and not _is_citation(src):
+                    raise InputError(f"{where}.sources: unknown source tag {src!r} (declare it in 'sources')")
+
+
+def _is_citation(text: str) -> bool:
+    """A direct citation (``owner/repo#123``, a URL, a document path) rather than a tag."""
+    return any(ch in text for ch in "#/") or text.startswith("http")
+
+
+def load_rules(directory: Path) -> list[Rule]:
+    """All rules of ``directory/*.json`` sorted by ID; signatures compiled with RE2."""
+    rules: dict[str, tuple[Rule, Path]] = {}
+    for path in sorted(directory.glob("*.json")):
+        raw = load_json_any(path, "rule file")
+        if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list):
+            raise InputError(f"{path}: expected an object with a 'rules' list (a stackcheck rule file)")
+        _check_version(path, str(raw.get("schema_version", "")), RULE_SCHEMA_VERSION)
+        for i, item in enumerate(raw["rules"]):
+            rule = _decode_rule(path, i, item)
+            if rule.id in rules:
+                raise InputError(f"{path}: rule {rule.id}: id: duplicate, already defined in {rules[rule.id][1]}")
+            rules[rule.id] = (rule, path)
+    return [rules[k][0] for k in sorted(rules)]
+
+
+def _decode_rule(path: Path, index: int, item: Any) -> Rule:
+    label = f"rule {item.get('id')}" if isinstance(item, dict) and item.get("id") else f"rules[{index}]"
+    try:
+        rule = msgspec.convert(item, Rule)
+    except msgspec.ValidationError as exc:
+        text, _, where = str(exc).partition(" - at `$")
+        field = where.rstrip("`").lstrip(".") or "(rule)"
+        raise InputError(f"{path}: {label}: {field}: {text[0].lower() + text[1:]}") from None
+    if not rule.sources:
+        raise InputError(f"{path}: {label}: sources: every rule needs a source, found none")
+    for j, sig in enumerate(rule.signatures):
+        problem = signature_problem(sig)
+        if problem:
+            raise InputError(f"{path}: {label}: signatures[{j}]: not a valid RE2 pattern ({problem})")
+    from stackcheck.knowledge.predicates import PREDICATES, predicate_name
+
+    if rule.scope.predicate and predicate_name(rule.scope.predicate) not in PREDICATES:
+        raise InputError(
+            f"{path}: {label}: scope.predicate: unknown predicate {rule.scope.predicate!r} "
+            f"(known: {', '.join(sorted(PREDICATES))})"
+        )
+    return rule
+
+
+def signature_problem(pattern: str) -> str | None:
+    """Why RE2 rejects ``pattern`` (None when it compiles)."""
+    import re2
+
+    try:
+        re2.compile(pattern)
+    except re2.error as exc:
+        return str(exc) or "rejected"
+    return None

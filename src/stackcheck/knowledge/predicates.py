@@ -1,0 +1,298 @@
+"""Named scope predicates: facts a version specifier cannot express, computed from the
+knowledge tables (never from versions written here).
+
+A rule names one in ``scope.predicate``, optionally with arguments after colons:
+``pin-mismatch:vllm:torch`` = "vllm is installed with a torch its pin table forbids".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+from stackcheck.knowledge.archs import arch_span, cc_tuple, covers
+from stackcheck.knowledge.base import Knowledge, cuda_minor, release_of, version
+from stackcheck.knowledge.scope import ScopeMatch, in_spec, no_nvidia_driver
+from stackcheck.models.snapshot import Snapshot
+
+Predicate = Callable[[Snapshot, Knowledge, list[str]], ScopeMatch]
+PREDICATES: dict[str, Predicate] = {}
+
+
+def predicate(name: str) -> Callable[[Predicate], Predicate]:
+    def register(fn: Predicate) -> Predicate:
+        PREDICATES[name] = fn
+        return fn
+
+    return register
+
+
+def predicate_name(text: str) -> str:
+    return text.split(":", 1)[0]
+
+
+def run_predicate(text: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+    name, *args = text.split(":")
+    fn = PREDICATES.get(name)
+    if fn is None:
+        raise ValueError(f"unknown scope predicate {name!r}")
+    return fn(snap, kb, args)
+
+
+# ----- shared facts -----
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    version: str  # "2.6.0+cu124"
+    cuda: str | None  # "12.4"; None for CPU / ROCm builds
+    known: bool  # False when the build could not be determined
+    source: str  # where the CUDA fact came from
+    hip: str | None = None
+
+
+def torch_build(snap: Snapshot, kb: Knowledge) -> TorchBuild | None:
+    """The installed torch and the CUDA it was built for; None when torch is not installed.
+
+    Preference: the snapshot's torch section (torch/version.py or the deep probe), then the
+    local version label (``+cu121``/``+cpu``), then the PyPI default CUDA of that release for
+    an unlabelled Linux x86_64 wheel.
+    """
+    t = snap.torch
+    dist = snap.distribution("torch")
+    ver = t.version or (dist.version if dist else "")
+    if not ver:
+        return None
+    if t.status == "ok" and t.version:
+        return TorchBuild(ver, cuda_minor(t.cuda) if t.cuda else None, True, t.source or "torch", t.hip)
+    local = ver.partition("+")[2].lower()
+    if local.startswith("cu") and local[2:].isdigit():
+        return TorchBuild(ver, cuda_minor(local), True, "version label")
+    if local in ("cpu",) or local.startswith("rocm"):
+        return TorchBuild(ver, None, True, "version label", local if local.startswith("rocm") else None)
+    rel = kb.torch_release(ver)
+    system, machine = snap.platform.system.lower(), snap.platform.machine.lower()
+    if not local and rel and rel.pypi_default_cuda and system == "linux" and machine == "x86_64":
+        return TorchBuild(ver, rel.pypi_default_cuda, True, "PyPI default wheel of this release")
+    if not local and system == "darwin":
+        return TorchBuild(ver, None, True, "macOS wheels carry no CUDA")
+    return TorchBuild(ver, None, False, "unknown")
+
+
+def torch_archs(snap: Snapshot, kb: Knowledge, build: TorchBuild) -> tuple[list[str], str, bool] | None:
+    """(arch list, where it came from, verified) of a CUDA torch build; None when unknown."""
+    if snap.torch.arch_list:
+        return list(snap.torch.arch_list), "torch.cuda.get_arch_list() (--deep)", True
+    if build.cuda is None:
+        return None
+    row = kb.arch_build(build.version, build.cuda, snap.platform.machine or "x86_64")
+    archs = kb.arch_list(build.version, build.cuda, snap.platform.machine or "x86_64", snap.platform.system or "linux")
+    if row is None or archs is None:
+        return None
+    return archs, f"knowledge table ({', '.join(row.sources)})", row.verified
+
+
+def uncovered_gpus(snap: Snapshot, archs: list[str]) -> list:
+    return [g for g in snap.visible_gpus() if g.compute_capability and not covers(archs, g.compute_capability)]
+
+
+# ----- predicates -----
+
+
+@predicate("gpu-arch-not-in-torch-build")
+def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """A visible GPU has no kernel image in the torch build; arg ``newer``/``older`` keeps
+    only GPUs above/below the build's range."""
+    build = torch_build(snap, kb)
+    if build is None:
+        return ScopeMatch.failed("torch not installed")
+    if not build.known:
+        return ScopeMatch.unknown("torch CUDA build")
+    if build.cuda is None:
+        return ScopeMatch.failed("torch is not a CUDA build")
+    if not snap.visible_gpus():
+        return ScopeMatch.failed("no GPU") if no_nvidia_driver(snap) or snap.accelerators.status == "ok" else ScopeMatch.unknown("GPUs")
+    found = torch_archs(snap, kb, build)
+    if found is None:
+        return ScopeMatch.unknown(f"arch list of torch {build.version} (CUDA {build.cuda})")
+    archs, source, _ = found
+    span = arch_span(archs)
+    bad = uncovered_gpus(snap, archs)
+    if args and span:
+        lo, hi = cc_tuple(span[0]), cc_tuple(span[1])
+        if args[0] == "newer":
+            bad = [g for g in bad if cc_tuple(g.compute_capability) > hi]
+        elif args[0] == "older":
+            bad = [g for g in bad if cc_tuple(g.compute_capability) < lo]
+    if not bad:
+        return ScopeMatch.failed()
+    return ScopeMatch.held(
+        *(f"GPU{g.index} {g.name} CC {g.compute_capability} not covered by {' '.join(archs)}" for g in bad[:4]),
+        f"torch {build.version}; arch list from {source}",
+    )
+
+
+def _driver_and_cuda(snap: Snapshot, kb: Knowledge):
+    build = torch_build(snap, kb)
+    if build is None:
+        return ScopeMatch.failed("torch not installed")
+    if not build.known:
+        return ScopeMatch.unknown("torch CUDA build")
+    if build.cuda is None:
+        return ScopeMatch.failed("torch is not a CUDA build")
+    drv = snap.accelerators.driver_version
+    if not drv:
+        return ScopeMatch.failed("no NVIDIA driver") if no_nvidia_driver(snap) else ScopeMatch.unknown("driver version")
+    return build, drv, kb.driver_requirement(build.cuda, snap.platform.system or "linux")
+
+
+@predicate("driver-below-cuda-floor")
+def _driver_floor(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """The driver is below the minor-version-compatibility floor of torch's CUDA major."""
+    got = _driver_and_cuda(snap, kb)
+    if isinstance(got, ScopeMatch):
+        return got
+    build, drv, req = got
+    if req.mvc_floor is None:
+        return ScopeMatch.unknown(f"driver floor for CUDA {build.cuda}")
+    if version(drv) < version(req.mvc_floor):
+        return ScopeMatch.held(f"driver {drv} < {req.mvc_floor}", f"torch {build.version} (CUDA {build.cuda})")
+    return ScopeMatch.failed()
+
+
+@predicate("driver-below-toolkit-driver")
+def _driver_toolkit(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """The driver meets the floor but not the toolkit driver of torch's CUDA minor (reduced
+    compatibility mode: PTX JIT of newer-toolkit PTX fails)."""
+    got = _driver_and_cuda(snap, kb)
+    if isinstance(got, ScopeMatch):
+        return got
+    build, drv, req = got
+    if req.mvc_floor is None or req.toolkit_driver is None:
+        return ScopeMatch.unknown(f"driver requirement for CUDA {build.cuda}")
+    d = version(drv)
+    if version(req.mvc_floor) <= d < version(req.toolkit_driver):
+        return ScopeMatch.held(
+            f"driver {drv} >= {req.mvc_floor} but < {req.toolkit_driver} (CUDA {build.cuda} toolkit driver)",
+            f"torch {build.version} (CUDA {build.cuda})",
+        )
+    return ScopeMatch.failed()
+
+
+@predicate("nvcc-major-differs-from-torch-cuda")
+def _nvcc(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """The system CUDA toolkit (nvcc) has another major than torch's CUDA: extension builds
+    (DeepSpeed ops, flash-attn from source) refuse to compile."""
+    build = torch_build(snap, kb)
+    if build is None or (build.known and build.cuda is None):
+        return ScopeMatch.failed("no CUDA torch")
+    nvcc = snap.toolchain.nvcc
+    if snap.toolchain.status in ("failed", "timeout") or not build.known:
+        return ScopeMatch.unknown("nvcc version")
+    if nvcc is None or not nvcc.version:
+        return ScopeMatch.failed("no nvcc")
+    n, t = version(cuda_minor(nvcc.version)), version(build.cuda)
+    if n and t and n.major != t.major:
+        return ScopeMatch.held(f"nvcc {nvcc.version} (major {n.major}) vs torch CUDA {build.cuda} (major {t.major})")
+    return ScopeMatch.failed()
+
+
+@predicate("pin-mismatch")
+def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """``pin-mismatch:ENGINE:DEP``: ENGINE is installed with a DEP its wheel metadata (the
+    pin table) does not allow."""
+    if len(args) != 2:
+        raise ValueError("pin-mismatch needs two arguments: pin-mismatch:ENGINE:DEPENDENCY")
+    engine, dep = args
+    e, d = snap.distribution(engine), snap.distribution(dep)
+    if e is None or d is None:
+        return ScopeMatch.failed(f"{engine if e is None else dep} not installed")
+    row = kb.engine_pins(engine, e.version)
+    if row is None:
+        return ScopeMatch.unknown(f"pins of {engine} {e.version} (not in the pin table)")
+    from stackcheck.deps.index import marker_environment
+
+    reqs = kb.pins_for(row, dep, marker_environment(snap))
+    dv = version(d.version)
+    bad = [r for r in reqs if dv is None or not r.specifier.contains(dv, prereleases=True)]
+    if not bad:
+        return ScopeMatch.failed()
+    wanted = ", ".join(str(r.specifier) for r in bad)
+    return ScopeMatch.held(f"{e.name} {e.version} requires {dep}{wanted}", f"installed {d.name} {d.version}")
+
+
+@predicate("companion-mismatch")
+def _companion(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """``companion-mismatch:torchvision`` (or ``torchaudio``): the installed companion is not
+    the release paired with the installed torch."""
+    if len(args) != 1 or args[0] not in ("torchvision", "torchaudio"):
+        raise ValueError("companion-mismatch needs one argument: torchvision or torchaudio")
+    name = args[0]
+    torch, comp = snap.distribution("torch"), snap.distribution(name)
+    if torch is None or comp is None:
+        return ScopeMatch.failed(f"{'torch' if torch is None else name} not installed")
+    rel = kb.torch_release(torch.version)
+    paired = getattr(rel, name) if rel else None
+    if not paired:
+        return ScopeMatch.unknown(f"{name} paired with torch {torch.version}")
+    if release_of(comp.version) == paired:
+        return ScopeMatch.failed()
+    return ScopeMatch.held(f"{name} {comp.version} with torch {torch.version} (paired: {name} {paired}.*)")
+
+
+@predicate("python-outside-torch-window")
+def _python_window(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """The interpreter's Python is outside the installed torch release's supported window."""
+    torch = snap.distribution("torch")
+    if torch is None:
+        return ScopeMatch.failed("torch not installed")
+    py = snap.python.version
+    rel = kb.torch_release(torch.version)
+    if not py or rel is None or not rel.python:
+        return ScopeMatch.unknown("Python version or torch's Python window")
+    minor = ".".join(py.split(".")[:2])
+    if in_spec(py, rel.python) or minor in rel.python_experimental:
+        return ScopeMatch.failed()
+    return ScopeMatch.held(f"Python {py} outside torch {rel.torch}'s window {rel.python}")
+
+
+@predicate("glibc-below-wheel")
+def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """``glibc-below-wheel:PACKAGE``: the installed PACKAGE's wheels need a newer glibc
+    (manylinux tag) than this system has — typically a source or conda build gone wrong."""
+    if len(args) != 1:
+        raise ValueError("glibc-below-wheel needs one argument: the package")
+    dist = snap.distribution(args[0])
+    if dist is None:
+        return ScopeMatch.failed(f"{args[0]} not installed")
+    if args[0] == "torch":
+        rel = kb.torch_release(dist.version)
+        need = rel.min_glibc if rel else None
+    else:
+        row = kb.engine_pins(args[0], dist.version)
+        need = row.min_glibc if row else None
+    if need is None:
+        return ScopeMatch.failed(f"{args[0]} {dist.version} wheels need no recent glibc")
+    plat = snap.platform
+    if plat.system and plat.system != "Linux" or plat.libc_family == "musl":
+        return ScopeMatch.failed("not a glibc system")
+    if not plat.libc_version:
+        return ScopeMatch.unknown("glibc version")
+    if version(plat.libc_version) < Version(need):
+        return ScopeMatch.held(f"glibc {plat.libc_version} < {need} needed by {dist.name} {dist.version} wheels")
+    return ScopeMatch.failed()
+
+
+@predicate("ld-library-path-has-system-cuda")
+def _ld_path(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """LD_LIBRARY_PATH puts a system CUDA's libraries before the pip nvidia-* ones."""
+    env = snap.env
+    if env.status in ("failed", "timeout"):
+        return ScopeMatch.unknown("environment variables")
+    value = env.variables.get("LD_LIBRARY_PATH", "")
+    hits = [p for p in value.split(":") if "cuda" in p.lower() and "site-packages" not in p]
+    if hits:
+        return ScopeMatch.held(f"LD_LIBRARY_PATH has {hits[0]}")
+    return ScopeMatch.failed()
