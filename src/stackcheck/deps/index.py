@@ -128,3 +128,13 @@ class DistIndex:
         if req.specifier and (version is None or not req.specifier.contains(version, prereleases=True)):
             return RequirementStatus(text, name, "mismatch", dist.version, dist)
         return RequirementStatus(text, name, "satisfied", dist.version, dist)
+
+
+def install_spec(text: str) -> str:
+    """A requirement as a user would type it for ``pip install``: name, extras, specifier,
+    without the marker (``foo[bar]>=1; python_version<"3.12"`` → ``foo[bar]>=1``)."""
+    req = parse_requirement(text)
+    if req is None:
+        return text
+    extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+    return f"{req.name}{extras}{req.specifier}"

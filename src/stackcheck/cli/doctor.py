@@ -1,0 +1,73 @@
+"""``stackcheck doctor``: isolation and integrity faults, no profile needed."""
+
+from __future__ import annotations
+
+import click
+
+from stackcheck.cli.common import (
+    collect_env_option,
+    emit_json,
+    finish,
+    json_option,
+    python_option,
+    snapshot_option,
+    strict_option,
+)
+
+
+@click.command()
+@python_option
+@click.option("--kernel", "kernel_name", metavar="NAME", help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`).")
+@snapshot_option
+@collect_env_option
+@click.option("--skip", multiple=True, metavar="ID[,ID…]", help="Record these checks (or ID prefixes like KERN) as skipped.")
+@json_option
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the report as a Markdown table.")
+@click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")
+@strict_option
+def doctor(python_path, kernel_name, snapshot_file, collect_env_file, skip, as_json, as_markdown, verbose, strict):
+    """Find isolation and integrity faults of an environment (no profile needed).
+
+    \b
+    Looks for: broken requirements (the same set `pip check` reports, plus extras),
+    Requires-Python and wheel tags that do not fit, duplicate copies of a project on
+    sys.path, two projects owning one import name, PYTHONPATH / .pth / user-site pollution,
+    an active VIRTUAL_ENV / pip that belongs to another interpreter, Jupyter kernels that run
+    another Python, half-finished installs, torchvision / CUDA wheels of another torch build.
+    `stackcheck explain ID` tells what a check looks at.
+
+    \b
+    Examples:
+      stackcheck doctor
+      stackcheck doctor --python .venv/bin/python
+      stackcheck doctor --kernel my-env --json
+      stackcheck doctor --snapshot colleague.json --strict
+    """
+    from stackcheck.cli.preflight import _kernel_interpreter, split_ids
+    from stackcheck.environment import obtain_snapshot
+    from stackcheck.judge import judge
+    from stackcheck.models.finding import exit_code
+    from stackcheck.probe import JUDGED
+
+    if kernel_name:
+        python_path = _kernel_interpreter(kernel_name, python_path)
+    snapshot = obtain_snapshot(
+        snapshot_file=snapshot_file,
+        collect_env_file=collect_env_file,
+        python_path=python_path,
+        sections=JUDGED,
+    )
+    report = judge(snapshot, command="doctor", skip=split_ids(skip))
+    if kernel_name:
+        report.environment["kernel"] = kernel_name
+    if as_json:
+        emit_json(report)
+    elif as_markdown:
+        from stackcheck.render.text import report_markdown
+
+        click.echo(report_markdown(report), nl=False)
+    else:
+        from stackcheck.render.text import report_text
+
+        click.echo(report_text(report, verbose=verbose), nl=False)
+    finish(exit_code(report.verdict, strict))
