@@ -1,0 +1,266 @@
+"""``stackcheck results …``: the result contract and the append-only evidence ledger."""
+
+from __future__ import annotations
+
+import functools
+
+import click
+
+from stackcheck.cli.common import emit_json, finish, json_option, registry_option, snapshot_option
+
+LEVEL_CHOICE = click.Choice(["smoke", "mechanism", "measured", "reproduced", "delivery"])
+
+
+def ledger_options(fn):
+    """--ledger-dir / --ledger on every subcommand that touches the ledger; passes ``ledger``."""
+
+    @click.option(
+        "--ledger-dir",
+        metavar="DIR",
+        envvar="STACKCHECK_LEDGER_DIR",
+        help="Where records/ and the SQLite index live (default: <git root or cwd>/.stackcheck; env STACKCHECK_LEDGER_DIR).",
+    )
+    @click.option(
+        "--ledger",
+        "ledger_url",
+        metavar="DSN",
+        envvar="STACKCHECK_LEDGER",
+        help="Index in PostgreSQL (postgresql://user@host/db) instead of <ledger-dir>/ledger.sqlite (env STACKCHECK_LEDGER).",
+    )
+    @functools.wraps(fn)
+    def wrapper(*args, ledger_dir, ledger_url, **kwargs):
+        from stackcheck.results.ledger import Ledger, default_root
+
+        with Ledger(ledger_dir or default_root(), ledger_url) as ledger:
+            return fn(*args, ledger=ledger, **kwargs)
+
+    return wrapper
+
+
+@click.group()
+def results():
+    """Result contract and append-only evidence ledger.
+
+    \b
+    A number without its environment is a rumour: `record` completes a partial
+    result with the environment snapshot, the preflight verdict of its profile,
+    git state and digests, proves the claimed evidence level and stores it
+    write-once. Levels: smoke < mechanism < measured < reproduced < delivery.
+
+    \b
+    Examples:
+      stackcheck results record result.json
+      stackcheck results list --topic inference/qwen2.5-0.5b-latency
+      stackcheck results diff 1e88de52 7c0a9f31 --varying backend.args.attn_implementation
+      stackcheck results promote 1e88de52 --to measured
+      stackcheck results assets > docs/experiment-assets.md
+    """
+
+
+@results.command()
+@click.argument("file", metavar="FILE")
+@snapshot_option
+@registry_option
+@ledger_options
+@json_option
+def record(file, snapshot_file, registry, ledger, as_json):
+    """Complete a partial result FILE, prove its evidence level and store it write-once.
+
+    Prints the stored record's id and path. Exit 1 when the result is invalid or its
+    claimed evidence level is not proven (the message lists what is missing).
+    """
+    from stackcheck.results.recording import record as record_result
+
+    done = record_result(file, snapshot=snapshot_file, ledger=ledger, registry=registry)
+    if as_json:
+        emit_json(done.stored)
+    else:
+        s = done.stored
+        runs = len(ledger.same_candidate(done.record))
+        click.echo(f"recorded {s.id} ({s.evidence}) at {s.path}")
+        click.echo(f"candidate {s.candidate}: " + ("new candidate" if runs == 1 else f"run {runs} of this candidate"))
+        click.echo(f"profile {done.record.profile.id}: preflight {done.record.profile.verdict}")
+    for flag in done.flags:
+        click.echo(f"flagged earlier record {flag.record_id[:16]}: {flag.text}", err=True)
+    finish(0)
+
+
+@results.command()
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@ledger_options
+@json_option
+def validate(files, ledger, as_json):
+    """Validate result drafts, stored records or ledger events, field by field.
+
+    Without FILE, validates every file in the ledger (corrupt and tampered records are
+    reported). Exit 1 when anything is invalid or tampered, 2 when a FILE is unreadable.
+    """
+    from stackcheck.results.validation import validate_file
+
+    paths = list(files) or list(ledger.files())
+    reports = [validate_file(p) for p in paths]
+    if as_json:
+        emit_json(reports)
+    else:
+        for r in reports:
+            click.echo(f"{r.path}: {'ok' if r.valid else 'unreadable' if r.unreadable else 'invalid'} ({r.kind})")
+            for p in r.problems:
+                click.echo(f"  {p}")
+        if not reports:
+            click.echo(f"no records in the ledger at {ledger.root}")
+    if files and any(r.unreadable for r in reports):
+        finish(2)
+    finish(1 if any(not r.valid for r in reports) else 0)
+
+
+@results.command("list")
+@click.option("--topic", metavar="TOPIC", help="Only the records of this topic.")
+@ledger_options
+@json_option
+def list_(topic, ledger, as_json):
+    """List stored records (oldest first) with their effective evidence level."""
+    entries = ledger.entries(topic)
+    _warn_skipped(ledger)
+    if as_json:
+        emit_json([e.stored() for e in entries])
+        finish(0)
+    if not entries:
+        click.echo(f"no records{f' for topic {topic}' if topic else ''} in the ledger at {ledger.root}")
+    for e in entries:
+        r = e.record
+        flag = "  FLAGGED" if e.flags else ""
+        click.echo(f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}{flag}")
+    finish(0)
+
+
+@results.command()
+@click.argument("record_id", metavar="ID")
+@ledger_options
+@json_option
+def show(record_id, ledger, as_json):
+    """Show one record (ID: any unique prefix of its digest)."""
+    from stackcheck.results.compare import hardware
+
+    rec, path = ledger.get(record_id)
+    entry = ledger.entry(rec, path)
+    if as_json:
+        emit_json(rec)
+        finish(0)
+    m, b, w = rec.model, rec.backend, rec.workload
+    lines = [
+        f"record     {entry.stored().id}  ({path})",
+        f"topic      {rec.topic}   run label {rec.run_label}",
+        f"evidence   {entry.level} (claimed {rec.evidence} at record time)   status {rec.status}"
+        + (f": {rec.failure_reason}" if rec.failure_reason else ""),
+        f"candidate  {entry.stored().candidate}",
+        f"model      {m.id}@{m.revision[:12] or '(unpinned)'} dtype {m.dtype or '?'} quant {m.quantization} thinking {m.thinking}"
+        + (f" ({m.thinking_source})" if m.thinking_source else ""),
+        f"backend    {b.name} {b.version} args {b.args or '{}'}" + (f" build {b.build}" if b.build else ""),
+        f"workload   {w.kind} samples {w.samples} concurrency {w.concurrency} tokens {w.input_tokens}/{w.output_tokens} seed {w.seed}",
+        f"profile    {rec.profile.id}: preflight {rec.profile.verdict}   scope {rec.scope}",
+        f"hardware   {hardware(rec.snapshot)}   snapshot {rec.snapshot_digest[:23]}…",
+        f"git        {rec.git.commit[:12] or '(none)'}" + (" dirty" if rec.git.dirty else ""),
+        "metrics:",
+    ]
+    for name, metric in sorted(rec.metrics.items()):
+        disp = metric.dispersion
+        spread = f"  n={disp.n} sd={disp.stdev:g} cv={disp.cv:.1%}" if disp else ""
+        lines.append(f"  {name} = {metric.value:g} {metric.unit}{spread}")
+    for a in rec.artifacts:
+        lines.append(f"artifact   {a.kind}: {a.path} sha256 {a.sha256[:16]}…")
+    for f in entry.flags:
+        lines.append(f"FLAGGED    {f.text}")
+    click.echo("\n".join(lines))
+    finish(0)
+
+
+@results.command()
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("--varying", multiple=True, metavar="FIELD", help="The variable under test, e.g. backend.args.attn_implementation (repeatable; a prefix such as backend covers its fields).")
+@ledger_options
+@json_option
+def diff(a, b, varying, ledger, as_json):
+    """What differs between two records (identity, environment, metrics), and whether their
+    numbers may be compared. Exit 1 when they are not comparable."""
+    from stackcheck.results.compare import diff as diff_records
+    from stackcheck.results.compare import render
+
+    d = diff_records(ledger.get(a)[0], ledger.get(b)[0], list(varying))
+    if as_json:
+        emit_json(d)
+    else:
+        click.echo(render(d))
+    finish(0 if d.comparable else 1)
+
+
+@results.command()
+@click.argument("record_id", metavar="ID")
+@click.option("--to", "level", type=LEVEL_CHOICE, required=True, help="The level to reach.")
+@ledger_options
+@json_option
+def promote(record_id, level, ledger, as_json):
+    """Raise a record's evidence level by an append-only promotion event; refuses (exit 1)
+    and lists what is missing when the proof is not there."""
+    rec, _ = ledger.get(record_id)
+    event = ledger.promote(rec, level)
+    if as_json:
+        emit_json({"event": event.digest.partition(":")[2][:16], "record": record_id, "evidence": level, "proof": event.proof})
+    else:
+        click.echo(f"promoted {event.record_id[:16]} to {level} (event {event.digest.partition(':')[2][:16]})")
+    finish(0)
+
+
+@results.command()
+@click.argument("topic")
+@click.argument("run_label")
+@click.option("--decision", required=True, metavar="TEXT", help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.")
+@ledger_options
+@json_option
+def decide(topic, run_label, decision, ledger, as_json):
+    """Record a decision about RUN_LABEL of TOPIC; it becomes the topic's current decision."""
+    event = ledger.decide(topic, run_label, decision)
+    short_id = event.digest.partition(":")[2][:16]
+    if as_json:
+        emit_json({"event": short_id, "topic": topic, "run_label": run_label, "decision": event.text})
+    else:
+        click.echo(f"decision {short_id} recorded: {topic} → {run_label}: {event.text}")
+    finish(0)
+
+
+@results.command()
+@click.option("--topic", metavar="TOPIC", help="Only this topic.")
+@ledger_options
+@json_option
+def assets(topic, ledger, as_json):
+    """The experiment-assets table (Markdown) from the ledger: RUN_LABEL, topic, result
+    path, evidence level, current decision."""
+    from stackcheck.results.assets import asset_rows, markdown
+
+    rows = asset_rows(ledger, topic)
+    _warn_skipped(ledger)
+    if as_json:
+        emit_json(rows)
+    else:
+        click.echo(markdown(rows), nl=False)
+    finish(0)
+
+
+@results.command()
+@ledger_options
+@json_option
+def reindex(ledger, as_json):
+    """Rebuild the index from the record and event files (after a crash, a copy, or to
+    move the index to PostgreSQL with --ledger)."""
+    counts = ledger.reindex()
+    _warn_skipped(ledger)
+    if as_json:
+        emit_json(counts)
+    else:
+        click.echo(f"indexed {counts['records']} records and {counts['events']} events; skipped {counts['skipped']}")
+    finish(0)
+
+
+def _warn_skipped(ledger) -> None:
+    for problem in dict.fromkeys(ledger.skipped):
+        click.echo(f"stackcheck: warning: skipped {problem}", err=True)

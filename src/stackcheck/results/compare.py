@@ -1,0 +1,182 @@
+"""``results diff``: why did my number change, and may these two numbers be compared at all?
+
+Two results are comparable only when their experiment identity (model, tokenizer, template,
+thinking mode, dtype, backend with its arguments and build options, workload) and their
+hardware match, except the fields the user names as the variable under test. A backend name
+never stands in for that identity. Environment differences (a torch upgrade, another driver)
+are shown beside the verdict so a silent upgrade is never invisible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from stackcheck.models.snapshot import Snapshot
+from stackcheck.results.contract import ResultRecord
+from stackcheck.results.identity import identity_fields, short
+
+# Fields that must match for comparability (prefixes of the flattened identity) besides hardware.
+MUST_MATCH = ("model.", "backend.", "workload.", "hardware")
+PACKAGE_LINES = 15  # package changes listed before "… and N more"
+
+
+class Change(msgspec.Struct, kw_only=True):
+    field: str
+    a: Any = None
+    b: Any = None
+
+
+class MetricChange(msgspec.Struct, kw_only=True):
+    name: str
+    unit: str = ""
+    a: float | None = None
+    b: float | None = None
+    relative: float | None = None  # (b - a) / |a|
+    a_cv: float | None = None
+    b_cv: float | None = None
+
+
+class Diff(msgspec.Struct, kw_only=True):
+    a: str
+    b: str
+    comparable: bool
+    varying: list[str] = []
+    blocking: list[str] = []  # identity / hardware fields that differ and are not under test
+    unused_varying: list[str] = []  # --varying fields that do not differ
+    identity: list[Change] = []
+    environment: list[Change] = []
+    metrics: list[MetricChange] = []
+
+
+def hardware(snapshot: Snapshot) -> str:
+    """One line that names the hardware a number was measured on."""
+    gpus = snapshot.visible_gpus()
+    if gpus:
+        names = sorted({g.name or "unknown GPU" for g in gpus})
+        return f"{len(gpus)}x " + " + ".join(names)
+    return f"CPU {snapshot.platform.cpu_model or snapshot.platform.machine or 'unknown'}"
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, dict) and obj:
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            out.update(flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): obj}
+
+
+def _identity(r: ResultRecord) -> dict[str, Any]:
+    flat = flatten(identity_fields(r, r.profile.id))
+    flat["hardware"] = hardware(r.snapshot)
+    flat["run_label"] = r.run_label
+    flat["evidence"] = r.evidence
+    return flat
+
+
+def environment(s: Snapshot) -> dict[str, Any]:
+    """The environment facts that most often explain a changed number."""
+    facts = {
+        "python": s.python.version,
+        "platform": " ".join(x for x in (s.platform.system, s.platform.machine, s.platform.distro_name) if x),
+        "libc": " ".join(x for x in (s.platform.libc_family, s.platform.libc_version) if x),
+        "torch": s.torch.version,
+        "torch.cuda": s.torch.cuda or "",
+        "driver": s.accelerators.driver_version,
+        "driver.cuda": s.accelerators.cuda_driver_version,
+        "cpu": s.platform.cpu_model,
+    }
+    for dist in s.packages.distributions:
+        if not dist.shadowed:
+            facts[f"package.{dist.name.lower()}"] = dist.version
+    return facts
+
+
+def _changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+    return [Change(field=k, a=a.get(k), b=b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)]
+
+
+def _covered(field: str, varying: list[str]) -> bool:
+    return any(field == v or field.startswith(v + ".") for v in varying)
+
+
+def diff(a: ResultRecord, b: ResultRecord, varying: list[str] = ()) -> Diff:
+    varying = list(varying)
+    identity = _changes(_identity(a), _identity(b))
+    blocking = [c.field for c in identity if c.field.startswith(MUST_MATCH) and not _covered(c.field, varying)]
+    unused = [v for v in varying if not any(_covered(c.field, [v]) for c in identity)]
+    metrics = []
+    for name in sorted(a.metrics.keys() | b.metrics.keys()):
+        ma, mb = a.metrics.get(name), b.metrics.get(name)
+        metrics.append(
+            MetricChange(
+                name=name,
+                unit=(ma or mb).unit,
+                a=ma.value if ma else None,
+                b=mb.value if mb else None,
+                relative=(mb.value - ma.value) / max(abs(ma.value), 1e-12) if ma and mb else None,
+                a_cv=ma.dispersion.cv if ma and ma.dispersion else None,
+                b_cv=mb.dispersion.cv if mb and mb.dispersion else None,
+            )
+        )
+    return Diff(
+        a=short(a.digest),
+        b=short(b.digest),
+        comparable=not blocking,
+        varying=varying,
+        blocking=blocking,
+        unused_varying=unused,
+        identity=identity,
+        environment=_changes(environment(a.snapshot), environment(b.snapshot)),
+        metrics=metrics,
+    )
+
+
+def render(d: Diff) -> str:
+    """One screen: identity, environment, metrics, then the comparability verdict."""
+    lines = [f"results diff {d.a} → {d.b}", ""]
+    lines.append("identity:" if d.identity else "identity: same")
+    for c in d.identity:
+        mark = "  (under test)" if _covered(c.field, d.varying) else ""
+        lines.append(f"  {c.field}: {_fmt(c.a)} → {_fmt(c.b)}{mark}")
+    env = [c for c in d.environment if not c.field.startswith("package.")]
+    pkgs = [c for c in d.environment if c.field.startswith("package.")]
+    lines.append("environment:" if d.environment else "environment: same")
+    for c in env:
+        lines.append(f"  {c.field}: {_fmt(c.a)} → {_fmt(c.b)}")
+    if pkgs:
+        lines.append(f"  packages ({len(pkgs)} differ):")
+        for c in pkgs[:PACKAGE_LINES]:
+            lines.append(f"    {c.field.removeprefix('package.')}: {_fmt(c.a)} → {_fmt(c.b)}")
+        if len(pkgs) > PACKAGE_LINES:
+            lines.append(f"    … and {len(pkgs) - PACKAGE_LINES} more (--json lists all)")
+    lines.append("metrics:")
+    for m in d.metrics:
+        rel = f"  ({m.relative:+.1%})" if m.relative is not None else ""
+        cv = f"  cv {_pct(m.a_cv)} → {_pct(m.b_cv)}" if m.a_cv is not None or m.b_cv is not None else ""
+        lines.append(f"  {m.name}: {_fmt(m.a)} → {_fmt(m.b)} {m.unit}{rel}{cv}")
+    lines.append("")
+    if d.comparable:
+        under = f" (varying: {', '.join(d.varying)})" if d.varying else ""
+        lines.append(f"verdict: comparable{under}")
+    else:
+        lines.append("verdict: NOT comparable; besides the variable under test these differ:")
+        lines.extend(f"  - {f}" for f in d.blocking)
+        lines.append("  name the variable under test with --varying FIELD, or compare runs that differ only in it")
+    for v in d.unused_varying:
+        lines.append(f"note: --varying {v} does not differ between the two results")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if value is None or value == "":
+        return "(none)"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _pct(value: float | None) -> str:
+    return "?" if value is None else f"{value:.1%}"

@@ -1,0 +1,52 @@
+"""Digests: what makes two runs the same candidate, and what makes a record the same record.
+
+The identity key hashes the experiment's identity only (topic, model, tokenizer, template,
+thinking mode, backend, workload, profile), never the environment or the metrics: same key →
+another run of the same candidate. The record digest hashes the whole record and names its
+file, so a record edited after the fact no longer matches its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from stackcheck.results.contract import Claim
+
+# The fields of the model identity that make a new candidate when they change.
+MODEL_IDENTITY = ("id", "revision", "tokenizer_revision", "chat_template_sha256", "thinking", "dtype", "quantization")
+
+
+def canonical(obj) -> bytes:
+    """Canonical JSON: sorted keys, no whitespace (msgspec's encoding is deterministic)."""
+    return msgspec.json.encode(obj, order="sorted")
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def identity_fields(claim: Claim, profile_id: str) -> dict:
+    """The experiment's identity as a plain mapping (also what ``results diff`` compares)."""
+    return {
+        "topic": claim.topic,
+        "profile": profile_id,
+        "model": {f: getattr(claim.model, f) for f in MODEL_IDENTITY},
+        "backend": msgspec.to_builtins(claim.backend),
+        "workload": msgspec.to_builtins(claim.workload),
+    }
+
+
+def identity_key(claim: Claim, profile_id: str) -> str:
+    return sha256(canonical(identity_fields(claim, profile_id)))
+
+
+def content_digest(obj) -> str:
+    """sha256 of a record or event with its ``digest`` field empty."""
+    return sha256(canonical(msgspec.structs.replace(obj, digest="")))
+
+
+def short(digest: str, n: int = 16) -> str:
+    """``sha256:abcd…`` → ``abcd…`` (first ``n`` hex characters): record ids, candidate ids."""
+    return digest.partition(":")[2][:n]

@@ -1,0 +1,190 @@
+"""``results record``: complete a user's draft into a ResultRecord and store it.
+
+Completing means adding what a user should not have to type and must not be able to fake:
+the environment snapshot and its digest, the preflight verdict of the declared profile, the
+git state, the sha256 of every artifact, the dispersion of every metric, the identity key and
+the record digest. The claimed evidence level is then proven against the ladder, or refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from stackcheck.errors import InputError, Refused
+from stackcheck.models.snapshot import Snapshot
+from stackcheck.results import ladder
+from stackcheck.results.contract import Artifact, Dispersion, Draft, Event, GitState, Metric, ProfileRef, ResultRecord, problems
+from stackcheck.results.identity import content_digest, identity_key
+from stackcheck.results.ledger import Ledger, Stored, default_root, utc_now
+
+
+@dataclass
+class Recorded:
+    stored: Stored
+    record: ResultRecord
+    flags: list[Event]  # earlier runs of the same candidate this run did not reproduce
+
+
+def load_draft(source: Draft | dict | str | os.PathLike) -> Draft:
+    """A draft from a file, a dict or a Draft, checked field by field (Refused lists them all)."""
+    from stackcheck.fileio import decode_json, read_bytes
+
+    if isinstance(source, Draft):
+        draft = source
+    elif isinstance(source, dict):
+        try:
+            draft = msgspec.convert(source, Draft)
+        except msgspec.ValidationError as exc:
+            raise InputError(f"draft: {exc}") from None
+    else:
+        draft = decode_json(read_bytes(source, "result draft"), Draft, str(source), "result draft")
+    found = problems(draft)
+    if found:
+        raise Refused("invalid result:\n  " + "\n  ".join(found))
+    return draft
+
+
+def record(
+    draft: Draft | dict | str | os.PathLike,
+    *,
+    snapshot: Snapshot | str | os.PathLike | None = None,
+    ledger: Ledger | None = None,
+    registry: str | None = None,
+    catalog: Any = None,
+    cwd: str | os.PathLike | None = None,
+) -> Recorded:
+    """Complete, prove and store one result (the Python API of ``stackcheck results record``).
+
+    ``snapshot`` defaults to a snapshot of the live environment; ``catalog`` to
+    ``stackcheck.catalog.load_catalog(registry, cwd)``; ``ledger`` to the default ledger.
+    Artifact paths are relative to ``cwd``. Raises Refused when the claimed evidence level
+    is not proven, InputError for unreadable input.
+    """
+    cwd = Path(cwd or os.getcwd())
+    d = load_draft(draft)
+    snap = _snapshot(snapshot)
+    own_ledger = ledger is None
+    ledger = ledger or Ledger(default_root(cwd))
+    try:
+        rec = complete(d, snap, preflight(d.profile, snap, registry=registry, catalog=catalog, cwd=cwd), cwd=cwd)
+        lacking = ladder.missing(rec, rec.evidence, ledger)
+        if lacking:
+            raise Refused(f"the result does not prove evidence level {rec.evidence!r}; missing:\n  - " + "\n  - ".join(lacking))
+        stored, flags = ledger.store(rec)
+        return Recorded(stored=stored, record=rec, flags=flags)
+    finally:
+        if own_ledger:
+            ledger.index.close()
+
+
+def preflight(profile_id: str, snapshot: Snapshot, *, registry=None, catalog=None, cwd=None) -> tuple[ProfileRef, str]:
+    """The declared profile judged on the snapshot → (reference with verdict, evidence scope)."""
+    from stackcheck.judge import judge
+
+    if catalog is None:
+        from stackcheck.catalog import load_catalog
+
+        catalog = load_catalog(registry=registry, cwd=cwd)
+    try:
+        profile = catalog.get(profile_id)
+    except KeyError:
+        raise InputError(f"profile: unknown profile ID {profile_id!r} in {getattr(catalog, 'source', 'the catalog')}") from None
+    report = judge(snapshot, command="preflight", profile=profile)
+    ref = ProfileRef(
+        id=profile.id,
+        registry_digest=str(getattr(catalog, "digest", "")),
+        registry_source=str(getattr(catalog, "source", "")),
+        verdict=report.verdict,
+        failing_checks=sorted({c.id for c in report.checks if c.verdict in ("warning", "blocked")}),
+    )
+    return ref, profile.evidence_scope
+
+
+def complete(draft: Draft, snapshot: Snapshot, profile: tuple[ProfileRef, str], *, cwd: Path, now: str | None = None) -> ResultRecord:
+    """Everything a record carries besides the user's claim; pure except for hashing artifacts."""
+    from stackcheck import __version__
+    from stackcheck.environment import snapshot_digest
+
+    ref, scope = profile
+    backend = draft.backend
+    if not backend.version:
+        installed = ladder.installed_version(snapshot, backend.name)
+        backend = msgspec.structs.replace(backend, version=installed)
+    claim = {f: getattr(draft, f) for f in draft.__struct_fields__ if f not in ("profile", "git")}
+    claim.update(
+        backend=backend,
+        scope=draft.scope or scope,
+        metrics={name: with_dispersion(m) for name, m in draft.metrics.items()},
+        artifacts=[hashed(a, i, cwd) for i, a in enumerate(draft.artifacts)],
+    )
+    rec = ResultRecord(
+        **claim,
+        created_at=now or utc_now(),
+        profile=ref,
+        snapshot=snapshot,
+        snapshot_digest=snapshot_digest(snapshot),
+        git=draft.git or git_state(cwd),
+        stackcheck_version=__version__,
+    )
+    rec.identity_key = identity_key(rec, ref.id)
+    rec.digest = content_digest(rec)
+    return rec
+
+
+def with_dispersion(metric: Metric) -> Metric:
+    reps = metric.repetitions
+    if len(reps) < 2:
+        return msgspec.structs.replace(metric, dispersion=None)
+    mean = statistics.fmean(reps)
+    stdev = statistics.stdev(reps)
+    return msgspec.structs.replace(
+        metric,
+        dispersion=Dispersion(n=len(reps), mean=mean, stdev=stdev, min=min(reps), max=max(reps), cv=stdev / abs(mean) if mean else 0.0),
+    )
+
+
+def hashed(artifact: Artifact, i: int, cwd: Path) -> Artifact:
+    """The artifact with the sha256 of its file; a given sha256 must match the file."""
+    path = Path(artifact.path)
+    path = path if path.is_absolute() else cwd / path
+    if not path.is_file():
+        if artifact.sha256:
+            return artifact  # kept elsewhere; the declared hash stands
+        raise InputError(f"artifacts[{i}].path: {artifact.path}: no such file (give its sha256 if it is kept elsewhere)")
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError as exc:
+        raise InputError(f"artifacts[{i}].path: {artifact.path}: cannot read: {exc.strerror or exc}") from None
+    actual = h.hexdigest()
+    if artifact.sha256 and artifact.sha256 != actual:
+        raise Refused(f"artifacts[{i}]: {artifact.path} has sha256 {actual[:16]}…, the result declares {artifact.sha256[:16]}…")
+    return msgspec.structs.replace(artifact, sha256=actual)
+
+
+def git_state(cwd: Path) -> GitState:
+    """The commit and cleanliness of the working tree the result was recorded from."""
+    from stackcheck.probe.proc import run
+
+    head = run(["git", "-C", str(cwd), "rev-parse", "HEAD"], timeout=10)
+    if not head.ok:
+        return GitState()
+    status = run(["git", "-C", str(cwd), "status", "--porcelain"], timeout=30)
+    return GitState(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()) if status.ok else None)
+
+
+def _snapshot(snapshot: Snapshot | str | os.PathLike | None) -> Snapshot:
+    if isinstance(snapshot, Snapshot):
+        return snapshot
+    from stackcheck.environment import obtain_snapshot
+
+    return obtain_snapshot(snapshot_file=str(snapshot) if snapshot is not None else None)
