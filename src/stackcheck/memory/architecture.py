@@ -60,7 +60,6 @@ class Architecture:
     moe_intermediate: int = 0
     shared_intermediate: int = 0  # total width of the always-on shared expert(s)
     shared_gate: bool = False  # Qwen2-MoE's sigmoid gate on the shared expert
-    router_bias: bool = False  # DeepSeek-V3 e_score_correction_bias
     sparse_layers: tuple[int, ...] = ()  # indices of MoE layers
     # multi-head latent attention (DeepSeek): 0 when not used
     q_lora_rank: int = 0
@@ -218,7 +217,6 @@ def _deepseek(cfg: dict, source: str, layers: int, hidden: int, attention_bias: 
         moe_intermediate=moe_inter,
         shared_intermediate=moe_inter * n_shared,
         sparse_layers=tuple(i for i in range(layers) if experts and i >= first_dense and i % freq == 0),
-        router_bias=cfg.get("model_type") == "deepseek_v3",
         q_lora_rank=_field(cfg, source, "q_lora_rank", default=0),
         kv_lora_rank=_positive(cfg, source, "kv_lora_rank"),
         qk_nope_dim=qk_nope,
@@ -272,7 +270,8 @@ def _mlp(a: Architecture, sparse: bool) -> tuple[int, int, int, int, int]:
         return w, b, 0, w + b, w + b
     expert, _ = _gated_mlp(h, a.moe_intermediate, False)
     shared, _ = _gated_mlp(h, a.shared_intermediate, False) if a.shared_intermediate else (0, 0)
-    router = h * a.experts + (a.experts if a.router_bias else 0) + (h if a.shared_gate else 0)
+    # DeepSeek-V3's e_score_correction_bias is a buffer in transformers, not a parameter
+    router = h * a.experts + (h if a.shared_gate else 0)
     linear = a.experts * expert + shared
     total = linear + router
     active = a.experts_per_token * expert + shared + router
