@@ -54,8 +54,12 @@ def interpreter_sections(python_path: str | None = None, modules: tuple[str, ...
 
 
 def _same_interpreter(path: str) -> bool:
+    """A venv's python is a symlink to its base interpreter, so the file alone does not tell two
+    environments apart: the directory it is started from must be the same too."""
     try:
-        return os.path.samefile(path, sys.executable)
+        return os.path.samefile(path, sys.executable) and os.path.samefile(
+            os.path.dirname(os.path.abspath(path)), os.path.dirname(os.path.abspath(sys.executable))
+        )
     except OSError:
         return False
 
