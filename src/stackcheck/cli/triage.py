@@ -1,0 +1,110 @@
+"""``stackcheck triage``: an error text, traceback or CI log → known causes and fixes."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import click
+
+from stackcheck.cli.common import collect_env_option, emit_json, finish, json_option, snapshot_option
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  stackcheck triage error.txt
+  python train.py 2>&1 | tail -200 | stackcheck triage -
+  stackcheck triage ci.log --snapshot env.json --json
+  stackcheck triage issue.md            # a pasted issue with a collect_env block
+
+\b
+Environment used to judge the causes (first available): a collect_env block inside
+the input, --snapshot / --from-collect-env, the live environment (--no-env: none).
+Exit codes: 0 diagnosis printed (also when no known cause matched), 2 unreadable,
+empty or binary input.""",
+)
+@click.argument("file", required=False, metavar="[FILE | -]")
+@snapshot_option
+@collect_env_option
+@click.option("--no-env", is_flag=True, help="Do not judge against any environment (not even the live one).")
+@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N", help="Show only the N best matches.")
+@json_option
+def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
+    """Diagnose an error text, traceback or whole CI log (streamed; large files are fine).
+
+    Finds the failure regions, matches the signatures of the knowledge rules (RE2,
+    linear time), and ranks the matches by how specific they are and whether the
+    environment agrees. No match: it says so and shows the failure region it found.
+    """
+    from stackcheck.errors import InputError
+    from stackcheck.triage import triage_stream
+
+    if file is None:
+        if sys.stdin.isatty():
+            raise click.UsageError("give a FILE, or '-' and pipe the error text on stdin")
+        file = "-"
+    if no_env and (snapshot_file or collect_env_file):
+        raise click.UsageError("--no-env cannot be combined with --snapshot or --from-collect-env")
+    if file == "-" and "-" in (snapshot_file, collect_env_file):
+        raise click.UsageError("stdin can feed either the error text or the environment, not both")
+
+    snapshot, env_source, live = None, None, None
+    if snapshot_file or collect_env_file:
+        from stackcheck.environment import obtain_snapshot
+
+        snapshot = obtain_snapshot(snapshot_file=snapshot_file, collect_env_file=collect_env_file)
+        env_source = f"snapshot {snapshot_file}" if snapshot_file else f"collect_env {collect_env_file}"
+    elif not no_env:
+
+        def live():
+            from stackcheck.environment import obtain_snapshot
+
+            return obtain_snapshot(sections=("platform", "accelerators", "torch", "env"))
+
+    if file == "-":
+        stream, source = sys.stdin.buffer, "<stdin>"
+    else:
+        try:
+            stream, source = open(file, "rb"), file  # noqa: SIM115 - closed below
+        except OSError as exc:  # missing, a directory, no permission: one line, exit 2
+            raise InputError(f"{file}: cannot read the error text: {exc.strerror or exc}") from None
+    try:
+        diagnosis = triage_stream(stream, source=source, snapshot=snapshot, environment_source=env_source, live_environment=live)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    if top is not None:
+        diagnosis.matches = diagnosis.matches[:top]
+    if as_json:
+        emit_json(diagnosis)
+    else:
+        click.echo(render_text(diagnosis))
+    finish(0)
+
+
+def render_text(d) -> str:
+    width = 100
+    out = [
+        f"triage of {d.source}: {d.lines_read} lines, {d.regions_found} failure region(s); "
+        f"environment: {d.environment_source}",
+        "",
+    ]
+    wrap = lambda text, indent: textwrap.fill(text, width, initial_indent=indent, subsequent_indent=" " * len(indent), break_on_hyphens=False, break_long_words=False)  # noqa: E731
+    if not d.matches:
+        out.append("No known cause matched (nothing is guessed).")
+    for n, m in enumerate(d.matches, 1):
+        out.append(f"{n}. {m.rule_id} {m.title}")
+        out.append(f"   category {m.category}, confidence {m.confidence}, environment {m.environment}, score {m.score:g}")
+        for e in m.evidence:
+            out.append(wrap(e, "   - "))
+        out.append(wrap(m.fix, "   fix: "))
+        if m.sources:
+            out.append(wrap(", ".join(m.sources[:3]), "   sources: "))
+        out.append("")
+    if d.failure_region:
+        first, last = (d.failure_region_lines + [0, 0])[:2]
+        out.append(f"Failure region (lines {first}-{last}):")
+        out.extend(f"  | {line}" for line in d.failure_region.splitlines())
+    return "\n".join(out).rstrip()

@@ -1,0 +1,272 @@
+"""Error text in, ranked known causes out.
+
+The input streams through once: lines are cleaned, failure regions extracted and matched as
+they complete, and only the best evidence per rule is kept, so memory stays bounded whatever
+the size of the log. Short inputs are also matched as a whole (a one-line paste has no
+"region"). The environment the causes are judged against is, in order of preference: a
+collect_env block found inside the input, the snapshot the caller gives, the live
+environment (only gathered when something matched).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from stackcheck.errors import InputError
+from stackcheck.models.rule import Rule
+from stackcheck.models.snapshot import Snapshot
+from stackcheck.triage.evidence import read
+from stackcheck.triage.model import Diagnosis, TriageMatch
+from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
+from stackcheck.triage.reader import iter_lines
+from stackcheck.triage.regions import FailureRegion, RegionExtractor
+from stackcheck.triage.signatures import Hit, Signature, SignatureIndex
+
+WHOLE_TEXT_LIMIT = 256 * 1024  # inputs up to this size are also matched as a whole
+COLLECT_ENV_LINES = 400  # lines kept after a collect_env heading
+REGION_DISPLAY_LINES = 60  # a no-match failure region is shown with at most this many lines
+_COLLECT_ENV_START = re.compile(r"^\W*(?:Collecting environment information|PyTorch version: )")
+
+
+@dataclass
+class _RuleFinding:
+    """The best evidence for one rule so far: which signatures hit, where, and the region."""
+
+    rule: Rule
+    hits: dict[int, Hit] = field(default_factory=dict)  # signature index → first hit
+    lines: dict[int, int] = field(default_factory=dict)  # signature index → input line
+    region: FailureRegion | None = None
+
+    def add(self, hit: Hit, line: int, region: FailureRegion) -> None:
+        if hit.signature.index not in self.hits:
+            self.hits[hit.signature.index] = hit
+            self.lines[hit.signature.index] = line
+        best = max(self.hits.values(), key=lambda h: h.signature.specificity)
+        if best is hit or self.region is None:
+            self.region = region
+
+    @property
+    def signatures(self) -> list[Signature]:
+        return [h.signature for h in self.hits.values()]
+
+    @property
+    def best(self) -> Hit:
+        return max(self.hits.values(), key=lambda h: h.signature.specificity)
+
+
+_INDEX_CACHE: dict[int, tuple[list[Rule], SignatureIndex]] = {}
+
+
+def signature_index(rules: list[Rule]) -> SignatureIndex:
+    """Compile a rule list once per process."""
+    cached = _INDEX_CACHE.get(id(rules))
+    if cached is None or cached[0] is not rules:
+        cached = (rules, SignatureIndex(rules))
+        _INDEX_CACHE[id(rules)] = cached
+    return cached[1]
+
+
+def _line_of(region: FailureRegion, offset: int) -> int:
+    """Input line number of a character offset inside ``region.text``."""
+    index = region.text.count("\n", 0, offset)
+    head = len(region.head)
+    if index < head:
+        return region.start + index
+    shown = len(region.lines)
+    return region.end - (shown - 1 - index)
+
+
+class _Scan:
+    """State of one pass over the input."""
+
+    def __init__(self, index: SignatureIndex) -> None:
+        self.index = index
+        self.findings: dict[str, _RuleFinding] = {}
+        self.regions = 0
+        self.last_region: FailureRegion | None = None
+        self.last_traceback: FailureRegion | None = None
+        self.collect_env: list[str] | None = None
+        self.collect_env_line = 0
+
+    def take(self, region: FailureRegion) -> None:
+        self.regions += 1
+        self.last_region = region
+        if region.kind == "traceback":
+            self.last_traceback = region
+        text = region.text
+        for hit in self.index.search(text):
+            finding = self.findings.setdefault(hit.signature.rule.id, _RuleFinding(hit.signature.rule))
+            finding.add(hit, _line_of(region, hit.start), region)
+
+    def watch_collect_env(self, lineno: int, line: str) -> None:
+        if self.collect_env is None:
+            if _COLLECT_ENV_START.match(line):
+                self.collect_env, self.collect_env_line = [line], lineno
+        elif len(self.collect_env) < COLLECT_ENV_LINES and self.collect_env_line + COLLECT_ENV_LINES > lineno:
+            self.collect_env.append(line)
+
+
+def triage_stream(
+    stream: BinaryIO,
+    *,
+    source: str = "<input>",
+    rules: list[Rule] | None = None,
+    knowledge=None,
+    snapshot: Snapshot | None = None,
+    environment_source: str | None = None,
+    live_environment: Callable[[], Snapshot] | None = None,
+) -> Diagnosis:
+    """Diagnose the error text in ``stream`` (bytes). ``snapshot`` is the environment to judge
+    against (``environment_source`` says where it came from); ``live_environment`` is called
+    only when no other environment is known and something matched."""
+    if rules is None:
+        if knowledge is None:
+            from stackcheck.knowledge import load_knowledge
+
+            knowledge = load_knowledge()
+        rules = knowledge.rules
+    index = signature_index(rules)
+    scan = _Scan(index)
+    extractor = RegionExtractor(also_trigger=index.occurs_in)
+    whole: list[str] | None = []
+    whole_size = 0
+    lineno = 0
+    content = False
+    for lineno, line in enumerate(iter_lines(stream, source), 1):
+        content = content or bool(line.strip())
+        scan.watch_collect_env(lineno, line)
+        if whole is not None:
+            whole_size += len(line) + 1
+            whole = whole if whole_size <= WHOLE_TEXT_LIMIT else None
+            if whole is not None:
+                whole.append(line)
+        for region in extractor.feed(lineno, line):
+            scan.take(region)
+    for region in extractor.finish():
+        scan.take(region)
+    if not content:
+        raise InputError(f"{source}: only blank lines, expected an error text, traceback or log")
+    if whole is not None:
+        _match_whole(scan, whole)
+
+    snapshot, environment_source = _environment(scan, source, snapshot, environment_source, live_environment)
+    if snapshot is not None and knowledge is None and any(f.rule.scope != type(f.rule.scope)() for f in scan.findings.values()):
+        from stackcheck.knowledge import load_knowledge
+
+        knowledge = load_knowledge()
+    matches = [_to_match(f, snapshot, knowledge) for f in scan.findings.values()]
+    matches.sort(key=lambda m: (-m.score, m.line, m.rule_id))
+    shown = _shown_region(scan, matches, whole)
+    return Diagnosis(
+        matches=matches,
+        failure_region=shown.text if shown else "",
+        failure_region_lines=[shown.start, shown.end] if shown else [],
+        environment_source=environment_source,
+        regions_found=scan.regions,
+        lines_read=lineno,
+        source=source,
+    )
+
+
+def triage_text(text: str, **kwargs) -> Diagnosis:
+    """Diagnose an error text given as a string (see :func:`triage_stream`)."""
+    return triage_stream(io.BytesIO(text.encode("utf-8", errors="replace")), **kwargs)
+
+
+def _match_whole(scan: _Scan, lines: list[str]) -> None:
+    """A short input is also matched as a whole: catches messages no region trigger saw and
+    signatures that span regions."""
+    region = FailureRegion(start=1, kind="whole")
+    for n, line in enumerate(lines, 1):
+        region.add(n, line)
+    text = region.text
+    for hit in scan.index.search(text):
+        finding = scan.findings.get(hit.signature.rule.id)
+        if finding is None:
+            finding = scan.findings[hit.signature.rule.id] = _RuleFinding(hit.signature.rule)
+            line = _line_of(region, hit.start)
+            finding.add(hit, line, _around(lines, line))
+        elif hit.signature.index not in finding.hits:
+            finding.add(hit, _line_of(region, hit.start), finding.region or _around(lines, 1))
+
+
+def _around(lines: list[str], line: int, before: int = 3, after: int = 8) -> FailureRegion:
+    region = FailureRegion(start=max(1, line - before), kind="whole")
+    for n in range(region.start, min(len(lines), line + after) + 1):
+        region.add(n, lines[n - 1])
+    return region
+
+
+def _environment(scan: _Scan, source: str, snapshot, environment_source, live) -> tuple[Snapshot | None, str]:
+    embedded = _embedded_collect_env(scan, source)
+    if embedded is not None:
+        return embedded, f"collect_env block in the input (line {scan.collect_env_line})"
+    if snapshot is not None:
+        return snapshot, environment_source or "given snapshot"
+    if live is not None and scan.findings:
+        return live(), "live environment"
+    return None, "none"
+
+
+def _embedded_collect_env(scan: _Scan, source: str) -> Snapshot | None:
+    if not scan.collect_env:
+        return None
+    from stackcheck.importers.collect_env import find_collect_env_block, parse_collect_env
+
+    block = find_collect_env_block("\n".join(scan.collect_env))
+    if not block:
+        return None
+    try:
+        return parse_collect_env(block, source=f"{source}: line {scan.collect_env_line}")
+    except InputError:
+        return None  # a mangled paste: judge against the other environment instead
+
+
+def _to_match(finding: _RuleFinding, snapshot: Snapshot | None, knowledge) -> TriageMatch:
+    rule = finding.rule
+    best = finding.best
+    region_text = finding.region.text if finding.region else best.matched
+    groups: dict[str, str] = {}
+    for hit in sorted(finding.hits.values(), key=lambda h: h.signature.specificity):
+        groups.update(hit.groups)
+    reading = read(groups, region_text, snapshot)
+    word, agreement, env_evidence = environment_verdict(rule, snapshot, knowledge, reading)
+    matched_line = _matched_line(best)
+    evidence = [f"line {finding.lines[best.signature.index]}: {matched_line}", *reading.evidence, *env_evidence]
+    fix = f"{' '.join(reading.fixes)} In general: {rule.fix}" if reading.fixes else rule.fix
+    return TriageMatch(
+        rule_id=rule.id,
+        category=rule.category,
+        title=rule.title,
+        confidence=shifted_confidence(rule.confidence, agreement),
+        evidence=evidence,
+        fix=fix,
+        score=score(rule, finding.signatures, agreement),
+        environment=word,
+        explanation=rule.explanation,
+        sources=list(rule.sources),
+        line=finding.lines[best.signature.index],
+    )
+
+
+def _matched_line(hit: Hit, limit: int = 300) -> str:
+    text = " ".join(part.strip() for part in hit.matched.splitlines() if part.strip())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _shown_region(scan: _Scan, matches: list[TriageMatch], whole: list[str] | None) -> FailureRegion | None:
+    if matches:
+        return scan.findings[matches[0].rule_id].region
+    region = scan.last_traceback or scan.last_region
+    if region is None and whole:
+        region = _around(whole, len(whole), before=REGION_DISPLAY_LINES - 1, after=0)
+    if region is not None and len(region.lines) > REGION_DISPLAY_LINES:
+        cut = FailureRegion(start=region.end - REGION_DISPLAY_LINES + 1, kind=region.kind)
+        for offset, line in enumerate(region.lines[-REGION_DISPLAY_LINES:]):
+            cut.add(cut.start + offset, line)
+        return cut
+    return region

@@ -1,0 +1,29 @@
+"""The result of triage: ranked matches, the failure region, where the environment came from."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class TriageMatch(msgspec.Struct, kw_only=True):
+    rule_id: str
+    category: str
+    title: str
+    confidence: str  # high | medium | low: the rule's, raised or lowered by the environment
+    evidence: list[str]  # the matched line first, then what the numbers and the environment say
+    fix: str
+    score: float  # the ranking key (specificity + confidence + environment agreement)
+    environment: str  # agrees | contradicts | unknown | not-judged
+    explanation: str = ""
+    sources: list[str] = []
+    line: int = 0  # 1-based line of the input where the signature matched
+
+
+class Diagnosis(msgspec.Struct, kw_only=True):
+    matches: list[TriageMatch]  # best first; empty when no known cause matched
+    failure_region: str  # the region the best match came from, else the most telling one
+    failure_region_lines: list[int] = []  # [first, last], 1-based
+    environment_source: str = "none"  # where the environment facts came from
+    regions_found: int = 0
+    lines_read: int = 0
+    source: str = ""  # the input: a path or "<stdin>"

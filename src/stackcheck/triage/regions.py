@@ -1,0 +1,190 @@
+"""Failure regions: the few lines of a long output that say why it failed.
+
+A region opens at a trigger line (a Python traceback, an error line, a CI error annotation,
+an NCCL warning, a pip resolver error, or any line a rule signature recognises), takes a few
+lines of context before it, follows a traceback to its exception line, and closes a few
+quiet lines after the last trigger. Regions are produced while the input streams by, so only
+the open region and a few lines of context are ever held.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+CONTEXT_BEFORE = 3  # lines kept before a trigger (the command or step that failed)
+CONTEXT_AFTER = 8  # quiet lines kept after the last trigger (multi-line messages, hints)
+MAX_TRACEBACK_LINES = 300  # a traceback whose exception line never comes is closed here
+REGION_HEAD = 40  # an overlong region keeps its first lines …
+REGION_TAIL = 160  # … and its last ones
+
+TRACEBACK_START = "Traceback (most recent call last)"
+
+_ERROR_LINE = re.compile(
+    r"##\[error\]"
+    r"|\b[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b"
+    r"|\b(?:ERROR|FAILED|FAILURE|FATAL)\b|\bError:|\b(?:error|fatal)(?:\[\w+\])?:"
+    r"|\bNCCL WARN\b|\bCUDA error\b|\bnccl\w*Error\b"
+    r"|Segmentation fault|core dumped|^Killed\b|\bBus error\b"
+    r"|Assertion .{0,300} failed"
+    r"|exited with (?:code )?[1-9]|exit (?:code|status) [1-9]"
+    r"|No matching distribution found|ResolutionImpossible|Could not find a version that satisfies"
+    r"|npm ERR!|BUILD FAILED"
+)
+# The last line of a Python traceback: "ValueError: …", "torch.OutOfMemoryError: …", "KeyboardInterrupt".
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|Fault)\b"
+    r"|^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*: "
+)
+_CHAIN_LINE = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
+
+
+def is_error_line(line: str) -> bool:
+    return _ERROR_LINE.search(line) is not None
+
+
+@dataclass
+class FailureRegion:
+    start: int  # 1-based line number of its first line
+    kind: str  # traceback | error | signature
+    head: list[str] = field(default_factory=list)
+    tail: deque = field(default_factory=lambda: deque(maxlen=REGION_TAIL))
+    elided: int = 0
+    end: int = 0  # 1-based line number of its last line
+
+    def add(self, lineno: int, line: str) -> None:
+        if len(self.head) < REGION_HEAD:
+            self.head.append(line)
+        else:
+            if len(self.tail) == self.tail.maxlen:
+                self.elided += 1
+            self.tail.append(line)
+        self.end = lineno
+
+    @property
+    def lines(self) -> list[str]:
+        middle = [f"… {self.elided} lines elided …"] if self.elided else []
+        return [*self.head, *middle, *self.tail]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+class RegionExtractor:
+    """Feed cleaned lines one by one; completed regions come back from :meth:`feed` and
+    :meth:`finish`. ``also_trigger`` lets rule signatures open regions on lines that carry
+    no error keyword (warnings such as "driver too old", "Disabling PyTorch because …")."""
+
+    def __init__(self, also_trigger: Callable[[str], bool] | None = None) -> None:
+        self._also = also_trigger
+        self._before: deque[tuple[int, str]] = deque(maxlen=CONTEXT_BEFORE)
+        self._open: FailureRegion | None = None
+        self._budget = 0
+        self._in_traceback = False
+        self._tb_prefix = ""
+        self._tb_lines = 0
+        self._blank_run = 0
+
+    def _trigger(self, line: str) -> str | None:
+        if TRACEBACK_START in line:
+            return "traceback"
+        if _ERROR_LINE.search(line):
+            return "error"
+        if self._also is not None and self._also(line):
+            return "signature"
+        return None
+
+    def _start_traceback(self, line: str) -> None:
+        self._in_traceback = True
+        # "[rank0]: Traceback …" → later lines carry the same prefix; a long one is a heading
+        # (Jupyter's "IndexError      Traceback …"), not a prefix
+        prefix = line[: line.index(TRACEBACK_START)]
+        self._tb_prefix = prefix if len(prefix) <= 40 else ""
+        self._tb_lines = 0
+
+    def _traceback_step(self, line: str) -> None:
+        """Inside a traceback: the exception line ends it (then a few lines of message follow)."""
+        body = line[len(self._tb_prefix):] if self._tb_prefix and line.startswith(self._tb_prefix) else line
+        self._tb_lines += 1
+        if TRACEBACK_START in body:
+            self._tb_lines = 0
+            return
+        if not body.strip() or body[:1].isspace() or body.startswith(("File ", "Cell In", "---")):
+            return
+        if _EXCEPTION_LINE.match(body) and not _CHAIN_LINE.match(body):
+            self._in_traceback = False
+            self._budget = CONTEXT_AFTER
+        elif self._tb_lines >= MAX_TRACEBACK_LINES:
+            self._in_traceback = False
+            self._budget = CONTEXT_AFTER
+
+    def feed(self, lineno: int, line: str) -> list[FailureRegion]:
+        done: list[FailureRegion] = []
+        kind = self._trigger(line)
+        region = self._open
+        if region is not None:
+            if self._in_traceback:
+                region.add(lineno, line)
+                self._traceback_step(line)
+                return done
+            if kind is not None:
+                region.add(lineno, line)
+                if kind == "traceback":
+                    region.kind = "traceback"
+                    self._start_traceback(line)
+                self._budget = CONTEXT_AFTER
+                self._blank_run = 0
+                return done
+            self._blank_run = self._blank_run + 1 if not line.strip() else 0
+            if self._budget > 0 and self._blank_run < 2:
+                region.add(lineno, line)
+                self._budget -= 1
+                return done
+            done.append(self._close())
+        if kind is not None:
+            context = list(self._before)
+            while context and not context[0][1].strip():
+                context.pop(0)
+            region = FailureRegion(start=context[0][0] if context else lineno, kind=kind)
+            for n, before in context:
+                region.add(n, before)
+            region.add(lineno, line)
+            self._before.clear()
+            self._open = region
+            self._budget = CONTEXT_AFTER
+            self._blank_run = 0
+            if kind == "traceback":
+                self._start_traceback(line)
+        else:
+            self._before.append((lineno, line))
+        return done
+
+    def _close(self) -> FailureRegion:
+        region = self._open
+        assert region is not None
+        self._open = None
+        self._in_traceback = False
+        self._budget = 0
+        # drop trailing blank lines
+        while region.tail and not region.tail[-1].strip():
+            region.tail.pop()
+            region.end -= 1
+        while not region.tail and len(region.head) > 1 and not region.head[-1].strip():
+            region.head.pop()
+            region.end -= 1
+        return region
+
+    def finish(self) -> list[FailureRegion]:
+        return [self._close()] if self._open is not None else []
+
+
+def extract_regions(lines: Iterable[str], also_trigger: Callable[[str], bool] | None = None) -> Iterator[FailureRegion]:
+    """All failure regions of ``lines`` in order (a convenience over :class:`RegionExtractor`)."""
+    extractor = RegionExtractor(also_trigger)
+    lineno = 0
+    for lineno, line in enumerate(lines, 1):
+        yield from extractor.feed(lineno, line)
+    yield from extractor.finish()
