@@ -1,0 +1,1 @@
+"""Jupyter kernels: register one that runs this environment, check what kernels really run."""

@@ -1,0 +1,165 @@
+"""``kernel check``: will this kernel start, and does it run the environment it claims?
+
+Per kernel: the spec exists (KERN010), argv[0] is an absolute path (KERN001) to an existing
+interpreter (KERN002) that answers and is what it claims (KERN011), ipykernel can be located
+there (KERN012), the spec's PYTHONPATH entries exist (KERN013); with a profile, the kernel's
+environment is judged like ``preflight --python``. Nothing heavy starts: one bounded child
+per kernel that prints ``sys.executable`` / ``sys.prefix`` and locates ipykernel.
+KERN001/KERN002 mean what they mean in ``doctor``; here a kernel that cannot start is blocked.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from stackcheck.models.finding import CheckResult, Report, worst
+from stackcheck.models.profile import Profile
+from stackcheck.models.snapshot import Kernelspec
+from stackcheck.notebook.interpreter import InterpreterFacts, ask
+
+TITLES = {
+    "KERN010": "Kernelspec exists",
+    "KERN001": "Kernelspec names its interpreter by path",
+    "KERN002": "Kernel interpreter exists",
+    "KERN011": "Kernel interpreter is what it claims",
+    "KERN012": "ipykernel is importable in the kernel's interpreter",
+    "KERN013": "Kernel PYTHONPATH entries exist",
+}
+
+
+def _result(check_id: str, verdict: str, kernel: str, observed: str = "", expected: str = "", fix: str | None = None,
+            reason: str | None = None) -> CheckResult:
+    return CheckResult(id=check_id, title=TITLES[check_id], verdict=verdict, subject=kernel, observed=observed,
+                       expected=expected, fix=fix, reason=reason)
+
+
+def _register_fix(name: str, python: str | None = None) -> str:
+    py = shlex.quote(python) if python else "/path/to/env/bin/python"
+    return f"{py} -m stackcheck kernel register --name {shlex.quote(name)} --force"
+
+
+def _kernel_env(spec_path: str) -> dict[str, str]:
+    """The ``env`` block of a kernel.json (strings only)."""
+    import json
+
+    try:
+        with open(spec_path, encoding="utf-8") as fh:
+            env = json.load(fh).get("env") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
+
+
+def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts | None) -> list[CheckResult]:
+    """The verdicts about one kernelspec from what was found out about it (pure)."""
+    k = spec.name
+    out = [_result("KERN010", "ok", k, observed=f"{spec.path} ({spec.display_name or k})")]
+    if (spec.language or "python").lower() != "python":
+        reason = f"not a Python kernel (language {spec.language!r})"
+        return out + [_result(i, "skipped", k, reason=reason) for i in ("KERN001", "KERN002", "KERN011", "KERN012", "KERN013")]
+    head = spec.argv[0] if spec.argv else ""
+    if spec.bare_python or not os.path.isabs(head):
+        out.append(_result(
+            "KERN001", "warning", k,
+            observed=f"argv[0] is {head!r}: it runs whichever interpreter starts Jupyter"
+            + (f" (on this PATH: {spec.interpreter})" if spec.interpreter and spec.interpreter != head else ""),
+            expected="argv[0] an absolute interpreter path",
+            fix=_register_fix(k),
+        ))
+    else:
+        out.append(_result("KERN001", "ok", k, observed=head))
+    if not spec.interpreter_exists or facts is None:
+        out.append(_result("KERN002", "blocked", k, observed=f"{spec.interpreter or head} does not exist: the kernel cannot start",
+                           expected="an existing interpreter", fix=f"jupyter kernelspec remove -y {shlex.quote(k)}   # or: {_register_fix(k)}"))
+        return out + [_result(i, "skipped", k, reason="no interpreter to ask") for i in ("KERN011", "KERN012")] + _paths(k, env)
+    out.append(_result("KERN002", "ok", k, observed=facts.path))
+    out.append(_identity(k, facts))
+    if not facts.ran:
+        out.append(_result("KERN012", "skipped", k, reason="the interpreter did not answer"))
+    elif facts.ipykernel:
+        out.append(_result("KERN012", "ok", k, observed=f"ipykernel found by {facts.executable}"))
+    else:
+        out.append(_result("KERN012", "blocked", k, observed=f"ipykernel cannot be imported by {facts.path}: the kernel will not start",
+                           expected="ipykernel installed in the kernel's environment", fix=facts.pip_install_ipykernel))
+    return out + _paths(k, env)
+
+
+def _identity(k: str, facts: InterpreterFacts) -> CheckResult:
+    if not facts.ran:
+        return _result("KERN011", "blocked", k, observed=f"{facts.path} did not answer: {facts.error}",
+                       expected="an interpreter that starts", fix=_register_fix(k))
+    real = os.path.realpath
+    same_prefix = real(facts.prefix) == real(facts.expected_prefix)
+    same_bin = real(os.path.dirname(facts.executable)) == real(os.path.dirname(os.path.abspath(facts.path)))
+    if same_prefix and same_bin:
+        return _result("KERN011", "ok", k, observed=f"{facts.executable} (Python {facts.version}, prefix {facts.prefix})")
+    return _result(
+        "KERN011", "warning", k,
+        observed=f"{facts.path} runs as {facts.executable} with sys.prefix {facts.prefix}",
+        expected=f"sys.prefix {facts.expected_prefix} (the environment the path belongs to)",
+        fix=f"recreate the environment (a missing pyvenv.cfg or a wrapper script does this), then {_register_fix(k)}",
+    )
+
+
+def _paths(k: str, env: dict[str, str]) -> list[CheckResult]:
+    entries = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if not entries:
+        return [_result("KERN013", "skipped", k, reason="the kernelspec sets no PYTHONPATH")]
+    missing = [p for p in entries if not os.path.isdir(p)]
+    if missing:
+        return [_result("KERN013", "warning", k, observed=f"PYTHONPATH entries do not exist: {', '.join(missing)}",
+                        expected="directories that exist (the repository moved?)",
+                        fix=f"stackcheck kernel register --name {shlex.quote(k)} --repo /path/to/repo --force")]
+    return [_result("KERN013", "ok", k, observed=os.pathsep.join(entries))]
+
+
+def _profile_results(k: str, facts: InterpreterFacts, profile: Profile) -> tuple[list[CheckResult], str]:
+    """The profile's preflight over the kernel's interpreter, each result marked with the kernel."""
+    from stackcheck.environment import obtain_snapshot
+    from stackcheck.judge import judge
+    from stackcheck.probe import JUDGED
+
+    snapshot = obtain_snapshot(python_path=facts.path, sections=JUDGED, modules=tuple(profile.required_modules))
+    report = judge(snapshot, command="preflight", profile=profile)
+    for c in report.checks:
+        c.subject = f"kernel {k}" + (f": {c.subject}" if c.subject else "")
+    return report.checks, report.snapshot_digest
+
+
+def check_kernels(names: list[str] | None = None, profile: Profile | None = None,
+                  data_dirs: list[str] | None = None) -> Report:
+    """Check the named kernels (all when ``names`` is empty) into one Report."""
+    from stackcheck.probe.kernels import find_kernelspecs, jupyter_data_dirs
+
+    dirs = data_dirs if data_dirs is not None else jupyter_data_dirs()
+    specs = {s.name: s for s in find_kernelspecs(dirs)}
+    wanted = [n.lower() for n in names] if names else sorted(specs)
+    checks: list[CheckResult] = []
+    digests: list[str] = []
+    if not wanted:
+        checks.append(_result("KERN010", "skipped", None, reason=f"no kernelspecs in {os.pathsep.join(dirs)}"))
+    for name in wanted:
+        spec = specs.get(name)
+        if spec is None:
+            checks.append(_result("KERN010", "blocked", name, observed=f"no kernel named {name!r} in {os.pathsep.join(dirs)}",
+                                  expected="a registered kernelspec", fix=f"stackcheck kernel register --name {shlex.quote(name)}"))
+            continue
+        env = _kernel_env(spec.path)
+        facts = None
+        if spec.interpreter and spec.interpreter_exists and (spec.language or "python").lower() == "python":
+            facts = ask(spec.interpreter, env=env)
+        results = judge_kernel(spec, env, facts)
+        if profile is not None and facts is not None and facts.ran:
+            more, digest = _profile_results(name, facts, profile)
+            results += more
+            digests.append(digest)
+        checks += results
+    return Report(
+        kind="kernel",
+        profile=profile.id if profile else None,
+        verdict=worst(c.verdict for c in checks),
+        checks=checks,
+        snapshot_digest=digests[0] if len(digests) == 1 else "",
+        environment={"kernels": ",".join(wanted), "data_dirs": os.pathsep.join(dirs)},
+    )
