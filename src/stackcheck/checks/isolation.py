@@ -19,7 +19,7 @@ BOTH = (PREFLIGHT, DOCTOR)
 _PY_DIR = re.compile(r"(?:^|/)(?:lib|lib64)/python(\d+)\.(\d+)(?:/|$)")
 # For a contested import name, the owner to keep (others: the alphabetically last one).
 _PREFERRED = {"pynvml": "nvidia-ml-py", "cv2": "opencv-python-headless"}
-_KNOWN_NAMESPACES = {"google", "nvidia", "azure", "backports", "jaraco", "sphinxcontrib", "zope", "ruamel", "mpl_toolkits"}
+_KNOWN_NAMESPACES = {"google", "nvidia", "azure", "backports", "jaraco", "sphinxcontrib", "zope", "ruamel", "mpl_toolkits", "cuda"}
 
 
 def _norm(path: str) -> str:
@@ -87,8 +87,9 @@ def duplicates(ctx):
         return
     py = ctx.snapshot.python
     origins = _origins(py)
+    order = {_norm(e): i for i, e in reversed(list(enumerate(py.sys_path)))}
     groups: dict[str, list[Distribution]] = {}
-    for dist in pk.distributions:
+    for dist in sorted(pk.distributions, key=lambda d: (d.shadowed, order.get(_norm(d.location), len(order)))):
         groups.setdefault(normalize_name(dist.name), []).append(dist)
     found = 0
     for key, copies in sorted(groups.items()):
@@ -106,7 +107,7 @@ def duplicates(ctx):
         if loads:
             observed += f"; `import` loads {loads}"
         if own is not None and own is not first:
-            observed += f"; the environment's installer (uv pip list, pip install) manages {own.version} in {own.location}"
+            observed += f"; `uv pip list` (the environment's own site-packages) shows {own.version}"
         differ = len({d.version for d in copies}) > 1
         foreign = first if own is not first else copies[1]
         origin = origins.get(_norm(foreign.location), "site")
