@@ -62,6 +62,8 @@ def find_collect_env_block(text: str) -> str | None:
     out: list[str] = []
     in_libs = False
     for raw in lines[start:]:
+        if prefix and raw.strip() and not raw.startswith(prefix) and raw.lstrip(" \t>") == raw.lstrip(" \t"):
+            break  # the indented or quoted paste is over
         line = _strip_prefix(raw, prefix)
         stripped = line.strip()
         if out and stripped.startswith(_END_MARKERS):
@@ -71,10 +73,23 @@ def find_collect_env_block(text: str) -> str | None:
                 break
         elif stripped.startswith("Versions of relevant libraries"):
             in_libs = True
+        elif not _belongs(stripped, out[-1].strip() if out else ""):
+            break
         out.append(line.rstrip())
     while out and not out[-1].strip():
         out.pop()
     return "\n".join(out)
+
+
+def _belongs(stripped: str, previous: str) -> bool:
+    """Could this line be part of a collect_env output? (prose after the block is not)"""
+    if not stripped or _KEY_VALUE.match(stripped) or _is_banner(stripped) or _is_banner(previous):
+        return True
+    return stripped.startswith(("GPU ", "MIG ", "/", "C:\\", "[pip", "[conda]", "Collecting environment"))
+
+
+def _is_banner(stripped: str) -> bool:
+    return bool(stripped) and set(stripped) <= set("=-")
 
 
 def _strip_prefix(line: str, prefix: str) -> str:
@@ -97,7 +112,7 @@ def _split(block: str):
         if lib:
             libs.append((lib.group("tool"), lib.group("rest").strip()))
             continue
-        if not stripped or set(stripped) <= set("=-"):
+        if not stripped or _is_banner(stripped):
             mode = ""
             continue
         if mode == "gpu" and (stripped.startswith(("GPU ", "MIG ")) or line.startswith(" ")):
