@@ -179,16 +179,17 @@ class Knowledge:
         return covers(arch_list, cc)
 
     def fitting_builds(
-        self, *, driver: str | None, ccs: list[str], platform: str = "linux", machine: str = "x86_64"
+        self, *, driver: str | None, ccs: list[str], platform: str = "linux", machine: str = "x86_64", strict: bool = True
     ) -> Iterator[tuple[TorchRelease, str]]:
-        """(release, CUDA) pairs, newest first, whose stable build runs with ``driver`` (at
-        least its toolkit driver, so nothing runs in reduced compatibility mode) and carries
-        kernels for every capability in ``ccs``."""
+        """(release, CUDA) pairs, newest first, whose stable build runs with ``driver`` and
+        carries kernels for every capability in ``ccs``. ``strict``: the driver meets the
+        build's toolkit driver (no compatibility mode); otherwise its CUDA-major floor."""
         d = version(driver) if driver else None
         for rel in sorted(self.torch.releases, key=lambda r: Version(r.torch), reverse=True):
             for cuda in sorted(rel.cuda_builds or [], key=Version, reverse=True):
                 if d is not None:
-                    need = version(self.driver_requirement(cuda, platform).toolkit_driver)
+                    req = self.driver_requirement(cuda, platform)
+                    need = version(req.toolkit_driver if strict else req.mvc_floor)
                     if need is None or need > d:
                         continue
                 archs = self.arch_list(rel.torch, cuda, machine, platform)
@@ -217,22 +218,26 @@ class Knowledge:
         """The pin row that covers one installed version of ``package`` (``vllm``, ``sglang``,
         ``xformers``, ``transformers``, ``bitsandbytes``, ``accelerate``, ``peft``, ``trl``)."""
         v = version(package_version)
-        rows = self._pins_by_package.get(normalize_name(package), [])
-        if v is None or not rows:
+        if v is None:
             return None
         base = Version(v.public)  # local labels (+cu121) do not change what a release pins
-        for i in range(len(rows) - 1, -1, -1):
-            row = rows[i]
-            start = Version(row.version)
-            if start > base:
-                continue
-            end = version(row.before)
-            if end is None and i + 1 < len(rows):
-                end = Version(rows[i + 1].version)
-            if end is not None:
-                return row if base < end else None
-            return row if (base.major, base.minor) == (start.major, start.minor) else None
+        for row, start, end in self.pin_ranges(package):
+            if start <= base < end:
+                return row
         return None
+
+    def pin_ranges(self, package: str) -> list[tuple[PinRow, Version, Version]]:
+        """Each pin row of ``package`` with the versions it covers, ``[start, end)``: up to the
+        next row (or ``before``); the last row covers only its own minor series."""
+        rows = self._pins_by_package.get(normalize_name(package), [])
+        out = []
+        for i, row in enumerate(rows):
+            start = Version(row.version)
+            end = version(row.before)
+            if end is None:
+                end = Version(rows[i + 1].version) if i + 1 < len(rows) else Version(f"{start.major}.{start.minor + 1}.dev0")
+            out.append((row, start, end))
+        return out
 
     def pins_for(
         self, row: PinRow, dependency: str, markers: dict[str, str] | None = None, extras: tuple[str, ...] = ()

@@ -131,6 +131,7 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     return ScopeMatch.held(
         *(f"GPU{g.index} {g.name} CC {g.compute_capability} not covered by {' '.join(archs)}" for g in bad[:4]),
         f"torch {build.version}; arch list from {source}",
+        expected=[f"a torch build with kernels for CC {', '.join(sorted({g.compute_capability for g in bad}))}"],
     )
 
 
@@ -158,7 +159,11 @@ def _driver_floor(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if req.mvc_floor is None:
         return ScopeMatch.unknown(f"driver floor for CUDA {build.cuda}")
     if version(drv) < version(req.mvc_floor):
-        return ScopeMatch.held(f"driver {drv} < {req.mvc_floor}", f"torch {build.version} (CUDA {build.cuda})")
+        return ScopeMatch.held(
+            f"driver {drv} < {req.mvc_floor}",
+            f"torch {build.version} (CUDA {build.cuda})",
+            expected=[f"driver >= {req.mvc_floor} (CUDA {version(build.cuda).major}.x floor)"],
+        )
     return ScopeMatch.failed()
 
 
@@ -177,6 +182,7 @@ def _driver_toolkit(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatc
         return ScopeMatch.held(
             f"driver {drv} >= {req.mvc_floor} but < {req.toolkit_driver} (CUDA {build.cuda} toolkit driver)",
             f"torch {build.version} (CUDA {build.cuda})",
+            expected=[f"driver >= {req.toolkit_driver}"],
         )
     return ScopeMatch.failed()
 
@@ -195,7 +201,10 @@ def _nvcc(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         return ScopeMatch.failed("no nvcc")
     n, t = version(cuda_minor(nvcc.version)), version(build.cuda)
     if n and t and n.major != t.major:
-        return ScopeMatch.held(f"nvcc {nvcc.version} (major {n.major}) vs torch CUDA {build.cuda} (major {t.major})")
+        return ScopeMatch.held(
+            f"nvcc {nvcc.version} (major {n.major}) vs torch CUDA {build.cuda} (major {t.major})",
+            expected=[f"a CUDA {t.major}.x toolkit (nvcc) for extension builds"],
+        )
     return ScopeMatch.failed()
 
 
@@ -220,7 +229,12 @@ def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if not bad:
         return ScopeMatch.failed()
     wanted = ", ".join(str(r.specifier) for r in bad)
-    return ScopeMatch.held(f"{e.name} {e.version} requires {dep}{wanted}", f"installed {d.name} {d.version}")
+    return ScopeMatch.held(
+        f"{e.name} {e.version} requires {dep}{wanted}",
+        f"installed {d.name} {d.version}",
+        expected=[f"{dep}{wanted} (pinned by {e.name} {e.version})"],
+        suggest=[f"{dep}{r.specifier}" for r in bad],
+    )
 
 
 @predicate("companion-mismatch")
@@ -239,7 +253,11 @@ def _companion(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         return ScopeMatch.unknown(f"{name} paired with torch {torch.version}")
     if release_of(comp.version) == paired:
         return ScopeMatch.failed()
-    return ScopeMatch.held(f"{name} {comp.version} with torch {torch.version} (paired: {name} {paired}.*)")
+    return ScopeMatch.held(
+        f"{name} {comp.version} with torch {torch.version}",
+        expected=[f"{name} {paired}.* (paired with torch {rel.torch})"],
+        suggest=[f"{name}=={paired}.*"],
+    )
 
 
 @predicate("python-outside-torch-window")
@@ -255,7 +273,10 @@ def _python_window(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch
     minor = ".".join(py.split(".")[:2])
     if in_spec(py, rel.python) or minor in rel.python_experimental:
         return ScopeMatch.failed()
-    return ScopeMatch.held(f"Python {py} outside torch {rel.torch}'s window {rel.python}")
+    return ScopeMatch.held(
+        f"Python {py} with torch {torch.version}",
+        expected=[f"Python {rel.python} for torch {rel.torch}" + (f" (experimental: {', '.join(rel.python_experimental)})" if rel.python_experimental else "")],
+    )
 
 
 @predicate("glibc-below-wheel")
@@ -281,7 +302,10 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if not plat.libc_version:
         return ScopeMatch.unknown("glibc version")
     if version(plat.libc_version) < Version(need):
-        return ScopeMatch.held(f"glibc {plat.libc_version} < {need} needed by {dist.name} {dist.version} wheels")
+        return ScopeMatch.held(
+            f"glibc {plat.libc_version} with {dist.name} {dist.version}",
+            expected=[f"glibc >= {need} (manylinux_{need.replace('.', '_')} wheels)"],
+        )
     return ScopeMatch.failed()
 
 
@@ -294,5 +318,5 @@ def _ld_path(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     value = env.variables.get("LD_LIBRARY_PATH", "")
     hits = [p for p in value.split(":") if "cuda" in p.lower() and "site-packages" not in p]
     if hits:
-        return ScopeMatch.held(f"LD_LIBRARY_PATH has {hits[0]}")
+        return ScopeMatch.held(f"LD_LIBRARY_PATH has {hits[0]}", expected=["no system CUDA directory on LD_LIBRARY_PATH"])
     return ScopeMatch.failed()

@@ -23,11 +23,13 @@ class ScopeMatch:
     matches: bool
     applicable: bool
     evidence: list[str] = field(default_factory=list)  # facts that held, human-readable
-    missing: list[str] = field(default_factory=list)  # facts that could not be judged
+    missing: list[str] = field(default_factory=list)  # facts that could not be judged (or why it failed)
+    expected: list[str] = field(default_factory=list)  # what a good environment has instead
+    suggest: list[str] = field(default_factory=list)  # requirements whose install fixes it
 
     @classmethod
-    def held(cls, *evidence: str) -> ScopeMatch:
-        return cls(True, True, list(evidence))
+    def held(cls, *evidence: str, expected: list[str] | None = None, suggest: list[str] | None = None) -> ScopeMatch:
+        return cls(True, True, list(evidence), [], list(expected or []), list(suggest or []))
 
     @classmethod
     def failed(cls, why: str = "") -> ScopeMatch:
@@ -49,7 +51,9 @@ def evaluate(scope: Scope, snapshot: Snapshot, kb: Knowledge) -> ScopeMatch:
     missing = [m for r in results if not r.applicable for m in r.missing]
     if missing:
         return ScopeMatch(False, False, evidence, missing)
-    return ScopeMatch(True, True, evidence)
+    expected = [e for r in results for e in r.expected]
+    suggest = [s for r in results for s in r.suggest]
+    return ScopeMatch(True, True, evidence, [], expected, suggest)
 
 
 def spec(text: str) -> SpecifierSet:

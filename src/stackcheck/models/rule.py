@@ -60,12 +60,16 @@ class Rule(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     signatures: list[str] = []  # RE2-compatible regular expressions over error text
     explanation: str = ""
     fix: str = ""
+    expected: str = ""  # what a good environment has instead (shown as a finding's "expected")
     sources: list[str] = []
     confidence: Confidence = "medium"
     severity: Literal["warning", "blocked"] = "warning"  # verdict when its scope matches
     examples: list[str] = []  # real error texts that must match (tests use them)
     counter_examples: list[str] = []  # texts that must not match
     origin: str = "curated"  # curated | mined:<dataset>
+    # a dedicated check that judges this scope (e.g. "CUDA002"): the rule then registers for
+    # `explain` and triage only, so preflight does not report one fact twice
+    checked_by: str = ""
 
 
 class RuleSet(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -1,0 +1,164 @@
+"""Torch build vs. this machine: the driver (CUDA002) and the GPUs' architectures (GPU004).
+
+Both are judged from the knowledge tables, so a pasted snapshot of another machine gets the
+same answer as that machine would. Fixes name a concrete driver or the exact torch build (and
+index URL) that fits the driver and every visible GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
+from stackcheck.knowledge.base import Knowledge, release_of, version
+from stackcheck.knowledge.predicates import TorchBuild, torch_archs, torch_build
+from stackcheck.knowledge.scope import no_nvidia_driver
+
+INDEX_URL = "https://download.pytorch.org/whl/cu{}"
+SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html")
+
+
+def _cuda_torch(ctx) -> TorchBuild | Outcome:
+    """The CUDA torch build to judge, or the skip that says why there is none."""
+    build = torch_build(ctx.snapshot, ctx.knowledge)
+    if build is None:
+        return skipped("torch is not installed")
+    if not build.known:
+        return skipped(f"the CUDA build of torch {build.version} is unknown (no torch section, no +cuXYZ label)")
+    if build.cuda is None:
+        kind = f"a ROCm build ({build.hip})" if build.hip else "a CPU build"
+        return skipped(f"torch {build.version} is {kind}, not a CUDA build")
+    return build
+
+
+def install_torch(ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str]) -> str | None:
+    """The pip command for the newest torch build that runs with ``driver`` on GPUs ``ccs``,
+    preferring the installed release; companions (torchvision/torchaudio) follow the release."""
+    snap = ctx.snapshot
+    plat, machine = snap.platform.system or "linux", snap.platform.machine or "x86_64"
+    installed = release_of(build.version)
+    for strict in (True, False):
+        builds = list(kb.fitting_builds(driver=driver, ccs=ccs, platform=plat, machine=machine, strict=strict))
+        if builds:
+            break
+    if not builds:
+        return None
+    same = [b for b in builds if b[0].torch == installed]
+    rel, cuda = (same or builds)[0]
+    torch_pin = f"torch=={version(build.version).public.split('+')[0]}" if same else f"torch=={rel.torch}.*"
+    reqs = [torch_pin]
+    for name in ("torchvision", "torchaudio"):
+        paired = getattr(rel, name)
+        if snap.distribution(name) is not None and paired:
+            reqs.append(f"{name}=={paired}.*")
+    return f"{ctx.pip_install(*reqs)} --index-url {INDEX_URL.format(cuda.replace('.', ''))}"
+
+
+@check(
+    "CUDA002",
+    "torch's CUDA build runs with this NVIDIA driver",
+    explain="""
+A pip/conda torch brings its own CUDA runtime, so the only system requirement is the NVIDIA
+driver. The driver must be at least the minor-version-compatibility floor of the build's CUDA
+major (11.x: 450.80.02, 12.x: 525.60.13, 13.x: 580 on Linux; Windows uses the Windows column):
+below it, torch.cuda.is_available() is False ("The NVIDIA driver on your system is too old")
+-> blocked. Between the floor and the driver the build's CUDA toolkit shipped with (e.g.
+570.26 for CUDA 12.8), CUDA runs in compatibility mode where PTX JIT (Triton, torch.compile)
+can fail -> warning. Plain `pip install torch` >= 2.11 on Linux is a CUDA 13 build: driver >= 580.
+Fix: upgrade the driver, or install the torch build (index URL given) that fits the driver.
+Skipped for CPU/ROCm builds and when the snapshot has no driver version.""",
+    commands=(PREFLIGHT, DOCTOR),
+    sources=SOURCES,
+)
+def cuda_driver(ctx) -> Iterator[Outcome]:
+    build = _cuda_torch(ctx)
+    if isinstance(build, Outcome):
+        yield build
+        return
+    snap, kb = ctx.snapshot, ctx.knowledge
+    drv = snap.accelerators.driver_version
+    if not drv:
+        yield skipped("no NVIDIA driver found" if no_nvidia_driver(snap) else "the snapshot records no driver version")
+        return
+    platform = snap.platform.system or "linux"
+    req = kb.driver_requirement(build.cuda, platform)
+    if req.mvc_floor is None or version(drv) is None:
+        yield skipped(f"no driver requirement known for CUDA {build.cuda} on {req.platform} (or unreadable driver {drv!r})")
+        return
+    observed = f"driver {drv} with torch {build.version} (CUDA {build.cuda})"
+    ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
+    alt = install_torch(ctx, kb, build, driver=drv, ccs=ccs)
+    d = version(drv)
+    if d < version(req.mvc_floor):
+        target = req.toolkit_driver or req.mvc_floor
+        fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")
+        yield blocked(
+            observed,
+            f"driver >= {req.mvc_floor} (CUDA {version(build.cuda).major}.x floor); >= {target} recommended",
+            fix,
+            category="driver-too-old",
+        )
+    elif req.toolkit_driver and d < version(req.toolkit_driver):
+        fix = f"Upgrade the NVIDIA driver to >= {req.toolkit_driver}" + (f", or install a build for an older CUDA: {alt}" if alt else "")
+        yield warning(
+            observed + f": compatibility mode (>= {req.mvc_floor} floor met)",
+            f"driver >= {req.toolkit_driver} (CUDA {build.cuda} toolkit driver) for PTX JIT / Triton",
+            fix,
+            category="driver-too-old",
+        )
+    else:
+        note = "" if req.toolkit_driver else f" (toolkit driver for CUDA {build.cuda} unknown; floor met)"
+        yield ok(observed + note, f"driver >= {req.toolkit_driver or req.mvc_floor}")
+
+
+@check(
+    "GPU004",
+    "torch build carries kernels for each visible GPU",
+    explain="""
+Each visible GPU's compute capability must be covered by the torch build's architectures:
+SASS sm_XY runs on CC X.z when z >= Y (same major); PTX compute_XY is JIT-compiled for any
+CC >= X.Y; arch-specific targets (sm_90a) are not forward compatible. Otherwise every kernel
+fails with "no kernel image is available for execution on the device" -> blocked. Typical:
+RTX 50xx / B200 on builds before cu128 (torch < 2.7), GTX 10xx / P100 / V100 on CUDA 13
+builds. The arch list comes from torch.cuda.get_arch_list() with --deep, else from the
+knowledge table for (torch release, CUDA build); rows inferred from neighbouring releases give
+a warning instead of blocked. Fix: the exact torch build (index URL) that covers every GPU.""",
+    commands=(PREFLIGHT, DOCTOR),
+    sources=("pytorch/pytorch RELEASE.md (CUDA support matrix)", "pytorch/builder manywheel/build_cuda.sh", "CUDA C++ Programming Guide, binary compatibility"),
+)
+def gpu_archs(ctx) -> Iterator[Outcome]:
+    build = _cuda_torch(ctx)
+    if isinstance(build, Outcome):
+        yield build
+        return
+    snap, kb = ctx.snapshot, ctx.knowledge
+    gpus = snap.visible_gpus()
+    if not gpus:
+        yield skipped("no visible NVIDIA GPU")
+        return
+    found = torch_archs(snap, kb, build)
+    if found is None:
+        yield skipped(f"the architectures of torch {build.version} (CUDA {build.cuda}) are not in the tables; --deep reads them from torch")
+        return
+    archs, source, verified = found
+    groups: dict[tuple[str, str], list[int]] = {}
+    for g in gpus:
+        groups.setdefault((g.name, g.compute_capability), []).append(g.index)
+    ccs = sorted({cc for _, cc in groups if cc})
+    for (name, cc), indices in groups.items():
+        subject = f"GPU{','.join(map(str, indices))} {name}".strip()
+        if not cc:
+            yield skipped("compute capability unknown", subject=subject)
+            continue
+        if kb.covers(archs, cc):
+            yield ok(f"{name} CC {cc} covered by {' '.join(archs)}", subject=subject)
+            continue
+        alt = install_torch(ctx, kb, build, driver=snap.accelerators.driver_version or None, ccs=ccs)
+        verdict = blocked if verified else warning
+        yield verdict(
+            f"{name} (CC {cc}); torch {build.version} (CUDA {build.cuda}) carries {' '.join(archs)} [{source}]",
+            f"a build with sm_{cc.replace('.', '')} (or an older sm_{cc.split('.')[0]}x / PTX <= {cc})",
+            f"Install a torch build that covers CC {cc}: {alt}" if alt else f"No known torch build covers CC {cc} with this driver; upgrade the driver or the GPU.",
+            subject=subject,
+            category="gpu-arch-unsupported",
+        )
