@@ -11,24 +11,15 @@ from collections.abc import Iterator
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
 from stackcheck.knowledge.base import Knowledge, release_of, version
-from stackcheck.knowledge.predicates import TorchBuild, torch_archs, torch_build
-from stackcheck.knowledge.scope import no_nvidia_driver
+from stackcheck.knowledge.predicates import TorchBuild, cuda_torch, driver_fit, torch_archs
+from stackcheck.knowledge.scope import ScopeMatch
 
 INDEX_URL = "https://download.pytorch.org/whl/cu{}"
 SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html")
 
 
-def _cuda_torch(ctx) -> TorchBuild | Outcome:
-    """The CUDA torch build to judge, or the skip that says why there is none."""
-    build = torch_build(ctx.snapshot, ctx.knowledge)
-    if build is None:
-        return skipped("torch is not installed")
-    if not build.known:
-        return skipped(f"the CUDA build of torch {build.version} is unknown (no torch section, no +cuXYZ label)")
-    if build.cuda is None:
-        kind = f"a ROCm build ({build.hip})" if build.hip else "a CPU build"
-        return skipped(f"torch {build.version} is {kind}, not a CUDA build")
-    return build
+def _skip(why: ScopeMatch) -> Outcome:
+    return skipped(why.missing[0] if why.applicable else f"the snapshot does not record {why.missing[0]}")
 
 
 def install_torch(ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str]) -> str | None:
@@ -71,25 +62,15 @@ Skipped for CPU/ROCm builds and when the snapshot has no driver version.""",
     sources=SOURCES,
 )
 def cuda_driver(ctx) -> Iterator[Outcome]:
-    build = _cuda_torch(ctx)
-    if isinstance(build, Outcome):
-        yield build
+    fit = driver_fit(ctx.snapshot, ctx.knowledge)
+    if isinstance(fit, ScopeMatch):
+        yield _skip(fit)
         return
-    snap, kb = ctx.snapshot, ctx.knowledge
-    drv = snap.accelerators.driver_version
-    if not drv:
-        yield skipped("no NVIDIA driver found" if no_nvidia_driver(snap) else "the snapshot records no driver version")
-        return
-    platform = snap.platform.system or "linux"
-    req = kb.driver_requirement(build.cuda, platform)
-    if req.mvc_floor is None or version(drv) is None:
-        yield skipped(f"no driver requirement known for CUDA {build.cuda} on {req.platform} (or unreadable driver {drv!r})")
-        return
-    observed = f"driver {drv} with torch {build.version} (CUDA {build.cuda})"
+    snap, kb, build, req = ctx.snapshot, ctx.knowledge, fit.build, fit.need
+    observed = f"driver {fit.driver} with torch {build.version} (CUDA {build.cuda})"
     ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
-    alt = install_torch(ctx, kb, build, driver=drv, ccs=ccs)
-    d = version(drv)
-    if d < version(req.mvc_floor):
+    alt = install_torch(ctx, kb, build, driver=fit.driver, ccs=ccs)
+    if fit.band == "below-floor":
         target = req.toolkit_driver or req.mvc_floor
         fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")
         yield blocked(
@@ -98,7 +79,7 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
             fix,
             category="driver-too-old",
         )
-    elif req.toolkit_driver and d < version(req.toolkit_driver):
+    elif fit.band == "compat-mode":
         fix = f"Upgrade the NVIDIA driver to >= {req.toolkit_driver}" + (f", or install a build for an older CUDA: {alt}" if alt else "")
         yield warning(
             observed + f": compatibility mode (>= {req.mvc_floor} floor met)",
@@ -127,9 +108,9 @@ a warning instead of blocked. Fix: the exact torch build (index URL) that covers
     sources=("pytorch/pytorch RELEASE.md (CUDA support matrix)", "pytorch/builder manywheel/build_cuda.sh", "CUDA C++ Programming Guide, binary compatibility"),
 )
 def gpu_archs(ctx) -> Iterator[Outcome]:
-    build = _cuda_torch(ctx)
-    if isinstance(build, Outcome):
-        yield build
+    build = cuda_torch(ctx.snapshot, ctx.knowledge)
+    if isinstance(build, ScopeMatch):
+        yield _skip(build)
         return
     snap, kb = ctx.snapshot, ctx.knowledge
     gpus = snap.visible_gpus()

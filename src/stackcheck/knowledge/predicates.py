@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from stackcheck.knowledge.archs import arch_span, cc_tuple, covers
-from stackcheck.knowledge.base import Knowledge, cuda_minor, release_of, version
+from stackcheck.knowledge.base import DriverRequirement, Knowledge, cuda_minor, release_of, version
 from stackcheck.knowledge.scope import ScopeMatch, in_spec, no_nvidia_driver
 from stackcheck.models.snapshot import Snapshot
 
@@ -101,17 +101,71 @@ def uncovered_gpus(snap: Snapshot, archs: list[str]) -> list:
 # ----- predicates -----
 
 
+def cuda_torch(snap: Snapshot, kb: Knowledge) -> TorchBuild | ScopeMatch:
+    """The installed CUDA torch build, or why there is none: a failed match when torch is
+    absent or not a CUDA build, an unknown one when the snapshot cannot tell."""
+    build = torch_build(snap, kb)
+    if build is None:
+        return ScopeMatch.failed("torch is not installed")
+    if not build.known:
+        return ScopeMatch.unknown(f"the CUDA build of torch {build.version} (no torch section, no +cuXYZ label)")
+    if build.cuda is None:
+        kind = f"a ROCm build ({build.hip})" if build.hip else "a CPU build"
+        return ScopeMatch.failed(f"torch {build.version} is {kind}, not a CUDA build")
+    return build
+
+
+@dataclass(frozen=True)
+class DriverFit:
+    """How the driver relates to what torch's CUDA runtime needs."""
+
+    build: TorchBuild
+    driver: str
+    need: DriverRequirement
+
+    @property
+    def band(self) -> str:
+        """``below-floor`` (CUDA unusable) | ``compat-mode`` (floor met, toolkit driver not) | ``ok``."""
+        d = version(self.driver)
+        if d < version(self.need.mvc_floor):
+            return "below-floor"
+        if self.need.toolkit_driver and d < version(self.need.toolkit_driver):
+            return "compat-mode"
+        return "ok"
+
+    @property
+    def required(self) -> str:
+        """The driver this band falls short of: the floor, else the toolkit driver."""
+        return self.need.mvc_floor if self.band == "below-floor" else (self.need.toolkit_driver or self.need.mvc_floor)
+
+    @property
+    def expected(self) -> str:
+        if self.band == "below-floor":
+            return f"driver >= {self.need.mvc_floor} (CUDA {version(self.build.cuda).major}.x floor)"
+        return f"driver >= {self.required} (CUDA {self.build.cuda} toolkit driver)"
+
+
+def driver_fit(snap: Snapshot, kb: Knowledge) -> DriverFit | ScopeMatch:
+    """The driver against torch's CUDA build, or why it cannot be judged."""
+    build = cuda_torch(snap, kb)
+    if isinstance(build, ScopeMatch):
+        return build
+    drv = snap.accelerators.driver_version
+    if not drv:
+        return ScopeMatch.failed("no NVIDIA driver found") if no_nvidia_driver(snap) else ScopeMatch.unknown("driver version")
+    need = kb.driver_requirement(build.cuda, snap.platform.system or "linux")
+    if need.mvc_floor is None or version(drv) is None:
+        return ScopeMatch.unknown(f"a driver requirement for CUDA {build.cuda} on {need.platform} (driver {drv!r})")
+    return DriverFit(build, drv, need)
+
+
 @predicate("gpu-arch-not-in-torch-build")
 def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     """A visible GPU has no kernel image in the torch build; arg ``newer``/``older`` keeps
     only GPUs above/below the build's range."""
-    build = torch_build(snap, kb)
-    if build is None:
-        return ScopeMatch.failed("torch not installed")
-    if not build.known:
-        return ScopeMatch.unknown("torch CUDA build")
-    if build.cuda is None:
-        return ScopeMatch.failed("torch is not a CUDA build")
+    build = cuda_torch(snap, kb)
+    if isinstance(build, ScopeMatch):
+        return build
     if not snap.visible_gpus():
         return ScopeMatch.failed("no GPU") if no_nvidia_driver(snap) or snap.accelerators.status == "ok" else ScopeMatch.unknown("GPUs")
     found = torch_archs(snap, kb, build)
@@ -135,67 +189,42 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     )
 
 
-def _driver_and_cuda(snap: Snapshot, kb: Knowledge):
-    build = torch_build(snap, kb)
-    if build is None:
-        return ScopeMatch.failed("torch not installed")
-    if not build.known:
-        return ScopeMatch.unknown("torch CUDA build")
-    if build.cuda is None:
-        return ScopeMatch.failed("torch is not a CUDA build")
-    drv = snap.accelerators.driver_version
-    if not drv:
-        return ScopeMatch.failed("no NVIDIA driver") if no_nvidia_driver(snap) else ScopeMatch.unknown("driver version")
-    return build, drv, kb.driver_requirement(build.cuda, snap.platform.system or "linux")
-
-
-@predicate("driver-below-cuda-floor")
-def _driver_floor(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
-    """The driver is below the minor-version-compatibility floor of torch's CUDA major."""
-    got = _driver_and_cuda(snap, kb)
-    if isinstance(got, ScopeMatch):
-        return got
-    build, drv, req = got
-    if req.mvc_floor is None:
-        return ScopeMatch.unknown(f"driver floor for CUDA {build.cuda}")
-    if version(drv) < version(req.mvc_floor):
+def _driver_band(band: str, doc: str) -> Predicate:
+    def judge(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+        fit = driver_fit(snap, kb)
+        if isinstance(fit, ScopeMatch):
+            return fit
+        if fit.band != band:
+            return ScopeMatch.failed()
         return ScopeMatch.held(
-            f"driver {drv} < {req.mvc_floor}",
-            f"torch {build.version} (CUDA {build.cuda})",
-            expected=[f"driver >= {req.mvc_floor} (CUDA {version(build.cuda).major}.x floor)"],
+            f"driver {fit.driver} < {fit.required}", f"torch {fit.build.version} (CUDA {fit.build.cuda})", expected=[fit.expected]
         )
-    return ScopeMatch.failed()
+
+    judge.__doc__ = doc
+    return judge
 
 
-@predicate("driver-below-toolkit-driver")
-def _driver_toolkit(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
-    """The driver meets the floor but not the toolkit driver of torch's CUDA minor (reduced
-    compatibility mode: PTX JIT of newer-toolkit PTX fails)."""
-    got = _driver_and_cuda(snap, kb)
-    if isinstance(got, ScopeMatch):
-        return got
-    build, drv, req = got
-    if req.mvc_floor is None or req.toolkit_driver is None:
-        return ScopeMatch.unknown(f"driver requirement for CUDA {build.cuda}")
-    d = version(drv)
-    if version(req.mvc_floor) <= d < version(req.toolkit_driver):
-        return ScopeMatch.held(
-            f"driver {drv} >= {req.mvc_floor} but < {req.toolkit_driver} (CUDA {build.cuda} toolkit driver)",
-            f"torch {build.version} (CUDA {build.cuda})",
-            expected=[f"driver >= {req.toolkit_driver}"],
-        )
-    return ScopeMatch.failed()
+predicate("driver-below-cuda-floor")(
+    _driver_band("below-floor", "The driver is below the minor-version-compatibility floor of torch's CUDA major.")
+)
+predicate("driver-below-toolkit-driver")(
+    _driver_band(
+        "compat-mode",
+        "The driver meets the floor but not the toolkit driver of torch's CUDA minor (compatibility "
+        "mode: PTX JIT of newer-toolkit PTX fails).",
+    )
+)
 
 
 @predicate("nvcc-major-differs-from-torch-cuda")
 def _nvcc(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     """The system CUDA toolkit (nvcc) has another major than torch's CUDA: extension builds
     (DeepSpeed ops, flash-attn from source) refuse to compile."""
-    build = torch_build(snap, kb)
-    if build is None or (build.known and build.cuda is None):
-        return ScopeMatch.failed("no CUDA torch")
+    build = cuda_torch(snap, kb)
+    if isinstance(build, ScopeMatch):
+        return build
     nvcc = snap.toolchain.nvcc
-    if snap.toolchain.status in ("failed", "timeout") or not build.known:
+    if snap.toolchain.status in ("failed", "timeout"):
         return ScopeMatch.unknown("nvcc version")
     if nvcc is None or not nvcc.version:
         return ScopeMatch.failed("no nvcc")
