@@ -65,19 +65,27 @@ def describe_scope(scope: Scope) -> str:
     for name, value in scope_conditions(scope).items():
         if isinstance(value, list):
             value = ", ".join(value)
-        parts.append("GPU present" if name == "requires_gpu" else f"{name.replace('_', ' ')} {value}")
+        if name == "predicate":
+            parts.append(f"{predicate_doc(value)} [{value}]")
+        else:
+            parts.append("GPU present" if name == "requires_gpu" else f"{name.replace('_', ' ')} {value}")
     return "; ".join(parts) or "no scope (triage only)"
 
 
 def explain_text(rule: Rule) -> str:
-    """What ``stackcheck explain KBnnn`` prints: what, why, fix, where it applies, sources."""
+    """What ``stackcheck explain KBnnn`` prints: what, why, fix, where it applies, severity."""
     lines = [rule.explanation, "", f"Fix: {rule.fix}", "", f"Applies when: {describe_scope(rule.scope)}"]
     if rule.checked_by:
         lines.append(f"Judged in preflight and doctor by {rule.checked_by}.")
     if rule.signatures:
         lines.append("Error texts it explains (RE2): " + " | ".join(rule.signatures))
-    lines += [
-        f"Severity: {rule.severity}; confidence: {rule.confidence}; category: {rule.category}; origin: {rule.origin}",
-        "Sources: " + "; ".join(rule.sources),
-    ]
-    return "\n".join(lines)
+    lines.append(f"Severity: {rule.severity}; confidence: {rule.confidence}; category: {rule.category}; origin: {rule.origin}")
+    return "\n".join(lines)  # the sources travel as CheckSpec.sources; explain lists them
+
+
+def predicate_doc(text: str) -> str:
+    """The first sentence of a named predicate's docstring, in plain words."""
+    from stackcheck.knowledge.predicates import PREDICATES, predicate_name
+
+    doc = (PREDICATES[predicate_name(text)].__doc__ or "").replace("``", "")
+    return " ".join(doc.split()).split(". ")[0].rstrip(".") or text

@@ -74,7 +74,7 @@ def in_spec(value: str, specifier: str) -> bool:
 def _packages(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     if snap.packages.status in ("failed", "timeout"):
         return ScopeMatch.unknown("installed packages")
-    from stackcheck.deps.index import DistIndex
+    from stackcheck.deps.index import DistIndex, parse_requirement
 
     index = DistIndex(snap)
     evidence = []
@@ -82,7 +82,9 @@ def _packages(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
         st = index.evaluate(text)
         if st.state != "satisfied":
             return ScopeMatch.failed(f"{text}: {st.state}")
-        evidence.append(f"{st.dist.name if st.dist else st.name} {st.installed} ({text})" if st.installed else text)
+        req = parse_requirement(text)
+        shown = f"{st.dist.name} {st.installed}" if st.dist else text
+        evidence.append(f"{shown} ({req.specifier})" if req is not None and req.specifier else shown)
     return ScopeMatch.held(*evidence)
 
 
