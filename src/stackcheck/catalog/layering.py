@@ -33,6 +33,8 @@ _SCALARS = ("title", "category", "purpose", "evidence_scope")
 class ProfileError(InputError):
     """A problem located in one field of one profile: ``file: profile.field: message``."""
 
+    cycle: list[str] = []
+
     def __init__(self, profile: str, field: str, message: str, file: str = ""):
         self.profile, self.field, self.message, self.file = profile, field, message, file
         super().__init__(self._text())
@@ -46,21 +48,23 @@ class ProfileError(InputError):
 
 
 def ancestry(profile_id: str, lookup: Callable[[str], Profile | None]) -> list[str]:
-    """The resolution order root → leaf (each ancestor once); raises on unknown or cyclic parents."""
+    """The resolution order root → leaf (each ancestor once); raises on unknown or cyclic
+    parents (a cycle error carries ``cycle``, the profile IDs on it)."""
     order: list[str] = []
     done: set[str] = set()
 
     def visit(pid: str, path: list[str]) -> None:
         if pid in done:
             return
-        profile = lookup(pid)
-        for parent in profile.extends:
+        for parent in lookup(pid).extends:
             if parent in path or parent == pid:
-                cycle = " -> ".join(path[path.index(parent) :] + [pid, parent]) if parent in path else f"{pid} -> {pid}"
-                raise ProfileError(pid, "extends", f"cyclic extends: {cycle}")
+                cycle = [*path[path.index(parent) :], pid] if parent in path else [pid]
+                error = ProfileError(profile_id, "extends", f"cyclic extends: {' -> '.join([*cycle, parent])}")
+                error.cycle = cycle
+                raise error
             if lookup(parent) is None:
                 raise ProfileError(pid, "extends", f"unknown parent profile {parent!r}")
-            visit(parent, path + [pid])
+            visit(parent, [*path, pid])
         done.add(pid)
         order.append(pid)
 
@@ -86,8 +90,8 @@ def merge(base: Profile, layer: Profile) -> Profile:
     changes: dict = {name: getattr(layer, name) for name in _SCALARS if getattr(layer, name) != getattr(_DEFAULTS, name)}
     try:
         changes["python"] = _intersect_optional(base.python, layer.python)
-    except InvalidSpecifier as exc:
-        raise ProfileError(layer.id, "python", f"invalid PEP 440 specifier: {exc}") from None
+    except InvalidSpecifier:
+        raise ProfileError(layer.id, "python", f"invalid PEP 440 specifier {layer.python!r}") from None
     changes["requirements"] = merge_requirements(base.requirements, layer.requirements, layer.id, "requirements")
     changes["constraints"] = merge_requirements(base.constraints, layer.constraints, layer.id, "constraints")
     changes["required_modules"] = _union(base.required_modules, layer.required_modules)
@@ -112,7 +116,8 @@ def parse_requirement(text: str, profile: str, field: str):
     try:
         return Requirement(text)
     except InvalidRequirement as exc:
-        raise ProfileError(profile, field, f"invalid PEP 508 requirement {text!r}: {exc}") from None
+        reason = str(exc).splitlines()[0] if str(exc) else "unparsable"
+        raise ProfileError(profile, field, f"invalid PEP 508 requirement {text!r}: {reason}") from None
 
 
 def merge_requirements(base: list[str], layer: list[str], profile: str, field: str) -> list[str]:
@@ -170,8 +175,8 @@ def _merge_gpu(a: GpuRequirement | None, b: GpuRequirement | None, profile: str)
         torch_cuda = _intersect_optional(a.torch_cuda, b.torch_cuda)
         min_cc = pick(a.min_compute_capability, b.min_compute_capability, lambda x, y: max(x, y, key=_cc_key))
         max_cc = pick(a.max_compute_capability, b.max_compute_capability, lambda x, y: min(x, y, key=_cc_key))
-    except InvalidSpecifier as exc:
-        raise ProfileError(profile, "gpu.torch_cuda", f"invalid PEP 440 specifier: {exc}") from None
+    except InvalidSpecifier:
+        raise ProfileError(profile, "gpu.torch_cuda", f"invalid PEP 440 specifier {b.torch_cuda!r}") from None
     except ValueError as exc:
         raise ProfileError(profile, "gpu", f"compute capability {exc} is not a version like '8.0'") from None
     return GpuRequirement(

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
 from stackcheck.catalog.layering import ProfileError, ancestry, parse_requirement, requirement_key, resolve
 from stackcheck.catalog.registry import Entry, builtin_entries, builtin_files, builtin_label, find_registry
-from stackcheck.models.profile import DocsLinks, Forbidden, GpuRequirement, PlatformConstraint, Profile, Registry
+from stackcheck.models.profile import DocsLinks, EvidenceScope, Forbidden, GpuRequirement, PlatformConstraint, Profile, Registry
 
 REGISTRY = "registry"  # the "profile" part of a problem about the file as a whole
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -48,7 +48,7 @@ def validate(path: str | None = None, cwd: str | None = None) -> list[Problem]:
     target = Path(path) if path else find_registry(cwd)
     if target is None:
         return _Validator({}).run([(p, builtin_label(p)) for p in builtin_files()])
-    return _Validator(None).run([str(target)])
+    return _Validator(None).run([(target, str(target))])
 
 
 class _Validator:
@@ -56,7 +56,8 @@ class _Validator:
         self.beneath = beneath  # None: decided by the user file's include_builtin
         self.problems: list[Problem] = []
         self.entries: dict[str, Entry] = {}  # the profiles under validation
-        self.broken: set[str] = set()  # profiles whose own text is invalid
+        self.broken: set[str] = set()  # profiles that cannot be resolved (shape, syntax, extends)
+        self.raw_fields: dict[str, set[str]] = {}  # fields already reported per profile in pass 2
 
     # ----- driver -----
     def run(self, files: list[tuple[Path, str]]) -> list[Problem]:
@@ -74,6 +75,7 @@ class _Validator:
 
     def add(self, file: str, profile: str, field: str, message: str) -> None:
         self.problems.append(Problem(file=file, profile=profile, field=field, message=message))
+        self.raw_fields.setdefault(profile, set()).add(field)
 
     def lookup(self, profile_id: str) -> Profile | None:
         entry = self.entries.get(profile_id) or self.beneath.get(profile_id)
@@ -135,7 +137,6 @@ class _Validator:
         p, file = entry.profile, entry.file
         if p.id in self.broken:
             return
-        before = len(self.problems)
         if not _ID.fullmatch(p.id):
             self.add(file, p.id or f"profiles[{entry.index}]", "id", "expected letters, digits, '.', '_' or '-' (no spaces)")
         specs = [("python", p.python)] + ([("gpu.torch_cuda", p.gpu.torch_cuda)] if p.gpu else [])
@@ -143,8 +144,9 @@ class _Validator:
             if spec is not None:
                 try:
                     SpecifierSet(spec)
-                except InvalidSpecifier as exc:
-                    self.add(file, p.id, field, f"invalid PEP 440 specifier: {exc}")
+                except InvalidSpecifier:
+                    self.add(file, p.id, field, f"invalid PEP 440 specifier {spec!r}")
+                    self.broken.add(p.id)
         for field, items in (("requirements", p.requirements), ("constraints", p.constraints)):
             for i, text in enumerate(items):
                 self._parse(file, p.id, f"{field}[{i}]", text)
@@ -160,14 +162,14 @@ class _Validator:
         for parent in p.extends:
             if self.lookup(parent) is None:
                 self.add(file, p.id, "extends", f"unknown parent profile {parent!r}{_suggest(parent, self._known())}")
-        if len(self.problems) > before:
-            self.broken.add(p.id)
+                self.broken.add(p.id)
 
     def _parse(self, file: str, profile: str, field: str, text: str) -> None:
         try:
             parse_requirement(text, profile, field)
         except ProfileError as exc:
             self.add(file, profile, field, exc.message)
+            self.broken.add(profile)
 
     def _check_gpu(self, file: str, pid: str, gpu: GpuRequirement) -> None:
         if gpu.min_count is not None and gpu.min_count < 0:
@@ -197,7 +199,7 @@ class _Validator:
             try:
                 ancestry(pid, self.lookup)
             except ProfileError as exc:
-                if exc.profile == pid and "cyclic" in exc.message:
+                if pid in exc.cycle:
                     self.add(entry.file, pid, exc.field, exc.message)
                 self.broken.add(pid)
 
@@ -206,6 +208,7 @@ class _Validator:
         from stackcheck.knowledge.consistency import profile_problems
 
         reported: dict[str, set[tuple[str, str]]] = {}
+        said_before = {pid: set(fields) for pid, fields in self.raw_fields.items()}  # pass 2 said it already
         chains = {}
         for pid in self.entries:
             if pid in self.broken:
@@ -226,7 +229,7 @@ class _Validator:
             found += [((field, message), field, message) for field, message in profile_problems(profile)]
             reported[pid] = {key for key, _, _ in found}
             for key, field, message in found:
-                if key not in inherited:
+                if key not in inherited and field not in said_before.get(pid, ()):
                     self.add(entry.file, pid, field, message)
 
     def _known(self) -> list[str]:
@@ -302,6 +305,8 @@ def _explain(exc: msgspec.ValidationError, model: type) -> tuple[str, str]:
         owner = _NESTED.get(re.sub(r"\[\d+\]$", "", path), model) if path else model
         allowed = [f for f in owner.__struct_fields__ if f != "layers"]
         return field, f"unknown field (expected one of: {', '.join(allowed)})"
+    if text.startswith("Invalid enum value") and path == "evidence_scope":
+        return path, f"{text[0].lower() + text[1:]} (expected one of: {', '.join(get_args(EvidenceScope))})"
     missing = re.fullmatch(r"Object missing required field `([^`]+)`", text)
     if missing:
         return (f"{path}.{missing.group(1)}" if path else missing.group(1)), "missing required field"
