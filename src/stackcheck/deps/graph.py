@@ -48,7 +48,8 @@ class Problem:
             head += f" (extra [{self.via_extra}])"
         if self.state == "missing":
             return f"{head} requires {self.name}, which is not installed."
-        return f"{head} has requirement {self.requirement}, but you have {self.name} {self.installed}."
+        req = parse_requirement(self.requirement)  # pip prints the parsed, normalized form
+        return f"{head} has requirement {req or self.requirement}, but you have {self.name} {self.installed}."
 
 
 class DepGraph:
