@@ -76,6 +76,7 @@ def test_signature_re2_rejects_is_a_load_error(data: Path):
     edit_rule(data, "KB010", signatures=[r"(\w+) and \1"])  # a backreference: not linear-time
     msg = error_of(data)
     assert "rule KB010" in msg and "signatures[0]" in msg and "RE2" in msg
+    assert "invalid escape sequence" in msg and "b'" not in msg
 
 
 def test_lookaround_is_a_load_error(data: Path):

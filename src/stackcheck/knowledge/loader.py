@@ -123,8 +123,11 @@ def signature_problem(pattern: str) -> str | None:
     """Why RE2 rejects ``pattern`` (None when it compiles)."""
     import re2
 
+    options = re2.Options()
+    options.log_errors = False  # the InputError says it; RE2 need not also log to stderr
     try:
-        re2.compile(pattern)
+        re2.compile(pattern, options)
     except re2.error as exc:
-        return str(exc) or "rejected"
+        detail = exc.args[0] if exc.args else ""
+        return (detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail)) or "rejected"
     return None
