@@ -74,6 +74,8 @@ def test_invalid_config_exits_2_with_one_line(tmp_path, content, expected):
         (["--config", CONFIGS / "Qwen2.5-7B.json", "--gpu", "TPUv5"], "unknown GPU"),
         (["--config", CONFIGS / "Qwen2.5-7B.json", "--gpu-memory", "lots"], "--gpu-memory"),
         (["--config", CONFIGS / "Qwen2.5-7B.json", "--mode", "train", "--quant", "nf4"], "qlora"),
+        (["--hidden-size", 64, "--layers", 2, "--heads", 4], "--vocab-size"),
+        (["--config", CONFIGS / "Qwen2.5-7B.json", "--layers", 4], "cannot be combined"),
     ],
 )
 def test_usage_errors_exit_2(args, expected):

@@ -101,7 +101,15 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
         source = "explicit sizes"
     else:
         raise InputError("give --config FILE or explicit sizes (--hidden-size, --layers, --heads, --vocab-size …); see --help")
-    arch = architecture.from_config(cfg, source)
+    try:
+        arch = architecture.from_config(cfg, source)
+    except InputError as exc:
+        if config_file:
+            raise
+        message = str(exc)  # name the command-line option, not the config.json key
+        for opt, key in _EXPLICIT:
+            message = message.replace(f"field {key}", f"--{opt.replace('_', '-')}")
+        raise InputError(message) from None
     counts = architecture.count_parameters(arch)
 
     memory_bytes = None

@@ -10,7 +10,6 @@ vLLM budget as ``utilization × total − weights − peak activation − non-to
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Literal
 
 import msgspec
@@ -176,12 +175,11 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     mode = w.mode
     quant = w.quant or ("nf4" if mode == "qlora" else None)
     d = DTYPE_BYTES[w.dtype]
-    kv_d = DTYPE_BYTES[w.kv_dtype or w.dtype]
     n = w.gpus
     model_max = a.max_positions or 4096
     seq = w.seq_len or (model_max if mode == "serve" else min(model_max, 4096))
     sequences = w.batch * (w.concurrency if mode in ("infer", "serve") else 1)
-    s, b, h, L = seq, w.batch, a.hidden, a.layers
+    s = seq
     terms: list[Term] = []
     notes: list[str] = []
     if a.assumed_layout:
@@ -196,43 +194,16 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     terms.append(_term("weights", weights / shard_weights, wf, wa))
 
     if mode in ("infer", "serve"):
-        per_token = kv_elements_per_token(a) * kv_d
-        # tensor parallelism splits KV heads (replicated when fewer than GPUs); the MLA
-        # latent is replicated on every rank
-        kv_share = 1.0 if a.is_mla else math.ceil(a.kv_heads / n) / a.kv_heads
-        terms.append(_term(
-            "kv_cache",
-            per_token * kv_share * s * sequences,
-            (f"L·(kv_lora_rank + rope_dim) × {kv_d:g} B" if a.is_mla else f"2·L·kv_heads·head_dim × {kv_d:g} B")
-            + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequences" + (f" × {kv_share:g} per GPU" if kv_share != 1 else ""),
-            f"cache in {w.kv_dtype or w.dtype}; every sequence at the full length"
-            + ("; MLA caches the compressed latent (as vLLM does)" if a.is_mla else ""),
-        ))
-        i_act = (a.experts_per_token * a.moe_intermediate + a.shared_intermediate) if a.is_moe else a.intermediate
-        terms.append(_term(
-            "activations",
-            s * b * (2 * h + 3 * i_act) * d,
-            f"s·b·(2h + 3·I) × {d:g} B = {s:,}·{b}·(2·{h} + 3·{i_act}) × {d:g}",
-            "prefill of one batch, one layer live at a time (inference frees as it goes), Flash/SDPA attention (no s² matrix); I = active MLP width",
-        ))
-        terms.append(_term("logits", sequences * a.vocab * 4, f"sequences·V × 4 B = {sequences}·{a.vocab:,} × 4",
-                           "fp32 logits of the last position only (HF generate keeps 1 position, vLLM samples the last)"))
+        terms += _inference_terms(a, w, s, sequences)
     else:
-        if w.gradient_checkpointing:
-            act, af, aa = 2 * s * b * h * L, f"2·s·b·h·L = 2·{s}·{b}·{h}·{L}", "full recomputation: only each layer's input is kept (Korthikanti et al.)"
-        else:
-            act, af, aa = 34 * s * b * h * L, f"34·s·b·h·L = 34·{s}·{b}·{h}·{L}", "no recomputation, 16-bit activations, Flash/SDPA attention (Korthikanti et al.; constants assume a 4h MLP and MHA, approximate for SwiGLU/GQA)"
-            if w.attention == "eager":
-                act += 5 * a.heads * s * s * b * L
-                af += f" + 5·a·s²·b·L = 5·{a.heads}·{s}²·{b}·{L}"
-                aa += "; eager attention materialises the s×s score matrix"
-        terms.append(_term("activations", act, af, aa + "; b is the per-GPU micro-batch"))
-        terms.append(_term("logits", s * b * a.vocab * 4, f"s·b·V × 4 B = {s}·{b}·{a.vocab:,} × 4",
-                           "fp32 logits of every position for the loss (the upcast copy is often larger than the activations for 150k vocabularies)"))
+        terms += _training_activation_terms(a, w, s)
         _training_terms(a, p, w, terms, d)
-
-    terms.append(_term("runtime_overhead", w.overhead_bytes, f"{w.overhead_bytes / GIB:g} GiB per GPU",
-                       "CUDA context, cuBLAS/cuDNN workspaces and allocator slack (0.3-2 GiB in practice; --overhead-gib to change)"))
+    if mode == "serve":
+        terms.append(_term("runtime_overhead", w.serve_non_torch_bytes, f"{w.serve_non_torch_bytes / GIB:g} GiB per GPU",
+                           "vLLM's non-torch memory: CUDA context, NCCL, CUDA graphs (0.13 GiB measured on H100; --non-torch-gib)"))
+    else:
+        terms.append(_term("runtime_overhead", w.overhead_bytes, f"{w.overhead_bytes / GIB:g} GiB per GPU",
+                           "CUDA context, cuBLAS/cuDNN workspaces and allocator slack (0.3-2 GiB in practice; --overhead-gib to change)"))
     total = sum(t.bytes for t in terms)
     result = Estimate(
         model={"model_type": a.model_type, "family": a.family, "hidden_size": a.hidden, "layers": a.layers,
@@ -256,6 +227,55 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
         result.serving = serving_budget(a, w, weights / shard_weights, seq)
     _judge(result, w)
     return result
+
+
+def _inference_terms(a: Architecture, w: Workload, s: int, sequences: int) -> list[Term]:
+    """KV cache, activations and logits of generation (infer) or of a vLLM-style engine (serve)."""
+    d, kv_d, n = DTYPE_BYTES[w.dtype], DTYPE_BYTES[w.kv_dtype or w.dtype], w.gpus
+    per_token = kv_elements_per_token(a) * kv_d
+    # tensor parallelism splits KV heads (replicated when fewer than GPUs); the MLA latent is
+    # replicated on every rank
+    kv_share = 1.0 if a.is_mla else math.ceil(a.kv_heads / n) / a.kv_heads
+    terms = [_term(
+        "kv_cache",
+        per_token * kv_share * s * sequences,
+        (f"L·(kv_lora_rank + rope_dim) × {kv_d:g} B" if a.is_mla else f"2·L·kv_heads·head_dim × {kv_d:g} B")
+        + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequences" + (f" × {kv_share:g} per GPU" if kv_share != 1 else ""),
+        f"cache in {w.kv_dtype or w.dtype}; every sequence at the full length"
+        + ("; MLA caches the compressed latent (as vLLM does)" if a.is_mla else ""),
+    )]
+    if w.mode == "serve":
+        terms.append(_term("activations", w.serve_activation_bytes, f"{w.serve_activation_bytes / GIB:g} GiB per GPU",
+                           "vLLM's profiled peak activation, logits included (4.8-7.4 GiB measured on H100 at max-model-len 16k; --serve-activation-gib)"))
+        return terms
+    i_act = (a.experts_per_token * a.moe_intermediate + a.shared_intermediate) if a.is_moe else a.intermediate
+    terms.append(_term(
+        "activations",
+        s * w.batch * (2 * a.hidden + 3 * i_act) * d,
+        f"s·b·(2h + 3·I) × {d:g} B = {s:,}·{w.batch}·(2·{a.hidden} + 3·{i_act}) × {d:g}",
+        "prefill of one batch, one layer live at a time (inference frees as it goes), Flash/SDPA attention (no s² matrix); I = active MLP width",
+    ))
+    terms.append(_term("logits", sequences * a.vocab * 4, f"sequences·V × 4 B = {sequences}·{a.vocab:,} × 4",
+                       "fp32 logits of the last position only (HF generate keeps 1 position, vLLM samples the last)"))
+    return terms
+
+
+def _training_activation_terms(a: Architecture, w: Workload, s: int) -> list[Term]:
+    """Activations kept for the backward pass (Korthikanti et al.) and the fp32 logits."""
+    b, h, L = w.batch, a.hidden, a.layers
+    if w.gradient_checkpointing:
+        act, af, aa = 2 * s * b * h * L, f"2·s·b·h·L = 2·{s}·{b}·{h}·{L}", "full recomputation: only each layer's input is kept (Korthikanti et al.)"
+    else:
+        act, af, aa = 34 * s * b * h * L, f"34·s·b·h·L = 34·{s}·{b}·{h}·{L}", "no recomputation, 16-bit activations, Flash/SDPA attention (Korthikanti et al.; constants assume a 4h MLP and MHA, approximate for SwiGLU/GQA)"
+        if w.attention == "eager":
+            act += 5 * a.heads * s * s * b * L
+            af += f" + 5·a·s²·b·L = 5·{a.heads}·{s}²·{b}·{L}"
+            aa += "; eager attention materialises the s×s score matrix"
+    return [
+        _term("activations", act, af, aa + "; b is the per-GPU micro-batch"),
+        _term("logits", s * b * a.vocab * 4, f"s·b·V × 4 B = {s}·{b}·{a.vocab:,} × 4",
+              "fp32 logits of every position for the loss (the upcast copy is often larger than the activations for 150k vocabularies)"),
+    ]
 
 
 def _training_terms(a: Architecture, p: ParamCount, w: Workload, terms: list[Term], d: float) -> None:
@@ -321,10 +341,11 @@ def _judge(e: Estimate, w: Workload) -> None:
     e.target = {"gpu": w.gpu_name, "memory_bytes": w.gpu_memory_bytes, "memory_gib": round(w.gpu_memory_bytes / GIB, 2),
                 "gpus": w.gpus}
     if w.mode == "serve" and e.serving is not None:
-        need = e.serving.max_model_len * w.concurrency
         e.target["utilization"] = w.utilization
+        e.target["usable_gib"] = round(e.serving.budget_bytes / GIB, 2)
+        # whole 16-token blocks for every sequence, as the engine allocates them
         e.verdict = "fits" if e.serving.max_concurrency_at_max_model_len >= w.concurrency else "does-not-fit"
-        e.headroom_gib = round((e.serving.max_tokens - need) * e.serving.kv_bytes_per_token / GIB, 3)
+        e.headroom_gib = round((e.serving.budget_bytes - e.total_bytes) / GIB, 3)
         return
     e.headroom_gib = round((w.gpu_memory_bytes - e.total_bytes) / GIB, 3)
     e.verdict = "fits" if e.total_bytes <= w.gpu_memory_bytes else "does-not-fit"

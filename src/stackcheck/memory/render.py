@@ -53,6 +53,8 @@ def estimate_text(e: Estimate) -> str:
     else:
         t = e.target
         target = f"{t['gpu'] + ' ' if t.get('gpu') else ''}{t['memory_gib']} GiB" + (f" × {t['gpus']}" if t["gpus"] > 1 else "")
+        if "usable_gib" in t:
+            target += f", {t['usable_gib']} GiB usable at utilization {t['utilization']:g}"
         word = "FITS" if e.verdict == "fits" else "DOES NOT FIT"
         out.append(f"verdict: {word} {target} (headroom {e.headroom_gib:+.2f} GiB)")
     return "\n".join(out) + "\n"
