@@ -58,6 +58,7 @@ class _Validator:
         self.entries: dict[str, Entry] = {}  # the profiles under validation
         self.broken: set[str] = set()  # profiles that cannot be resolved (shape, syntax, extends)
         self.raw_fields: dict[str, set[str]] = {}  # fields already reported per profile in pass 2
+        self.position: dict[str, int] = {REGISTRY: -1}  # problems are listed in file order
 
     # ----- driver -----
     def run(self, files: list[tuple[Path, str]]) -> list[Problem]:
@@ -71,7 +72,7 @@ class _Validator:
             self._check_raw(entry)
         self._check_graph()
         self._check_resolved()
-        return self.problems
+        return sorted(self.problems, key=lambda p: self.position.get(p.profile, len(self.position)))
 
     def add(self, file: str, profile: str, field: str, message: str) -> None:
         self.problems.append(Problem(file=file, profile=profile, field=field, message=message))
@@ -106,6 +107,7 @@ class _Validator:
 
     def _read_profile(self, file: str, index: int, item: Any) -> None:
         label = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) and item.get("id") else f"profiles[{index}]"
+        self.position.setdefault(label, len(self.position))
         if not isinstance(item, dict):
             self.add(file, label, "(profile)", f"expected a JSON object, got {_kind(item)}")
             return
@@ -226,7 +228,8 @@ class _Validator:
                 continue
             inherited = set().union(*(reported.get(a, set()) for a in chains[pid][:-1]))
             found = _resolved_problems(profile, [self.lookup(a) for a in chains[pid]])
-            found += [((field, message), field, message) for field, message in profile_problems(profile)]
+            if not found:  # facts about a contradictory profile would only repeat the contradiction
+                found = [((field, message), field, message) for field, message in profile_problems(profile)]
             reported[pid] = {key for key, _, _ in found}
             for key, field, message in found:
                 if key not in inherited and field not in said_before.get(pid, ()):
