@@ -75,7 +75,7 @@ def test_cuda002_fix_on_the_old_driver_machine():
     [o] = run("CUDA002", recorded("old-driver-470-cu121"))
     assert "Upgrade the NVIDIA driver to >= 530.30.02" in o.fix
     assert "torch==2.3.1 'torchvision==0.18.*' --index-url https://download.pytorch.org/whl/cu118" in o.fix
-    assert o.observed == "driver 470.256.02 with torch 2.3.1+cu121 (CUDA 12.1)"
+    assert o.observed == "driver 470.256.02 (native CUDA 11.4) with torch 2.3.1+cu121 (CUDA 12.1)"
 
 
 def test_cuda002_skips_with_reasons():

@@ -96,6 +96,13 @@ def test_unknown_predicate_is_a_load_error(data: Path):
     assert "rule KB013: scope.predicate" in msg and "no-such-fact" in msg
 
 
+def test_bad_scope_specifier_and_requirement_are_load_errors(data: Path):
+    edit_rule(data, "KB008", scope={"packages": ["flash-attn"], "compute_capability": "<<8.0"})
+    assert "rule KB008: scope.compute_capability: '<<8.0' is not a version specifier" in error_of(data)
+    edit_rule(data, "KB008", scope={"packages": ["flash attn !!"]})
+    assert "rule KB008: scope.packages[0]" in error_of(data)
+
+
 def test_duplicate_rule_id_across_files(data: Path):
     (data / "rules" / "extra.json").write_text(json.dumps({"schema_version": "1.0", "rules": [{"id": "KB001", "title": "t", "category": "other", "sources": ["x/y#1"]}]}))
     msg = error_of(data)

@@ -67,7 +67,9 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
         yield _skip(fit)
         return
     snap, kb, build, req = ctx.snapshot, ctx.knowledge, fit.build, fit.need
-    observed = f"driver {fit.driver} with torch {build.version} (CUDA {build.cuda})"
+    native = kb.newest_cuda_for_driver(fit.driver, snap.platform.system or "linux")
+    observed = f"driver {fit.driver}" + (f" (native CUDA {native})" if native and fit.band != "ok" else "")
+    observed += f" with torch {build.version} (CUDA {build.cuda})"
     ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
     alt = install_torch(ctx, kb, build, driver=fit.driver, ccs=ccs)
     if fit.band == "below-floor":

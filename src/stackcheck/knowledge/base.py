@@ -144,14 +144,6 @@ class Knowledge:
                 return r
         return None
 
-    def torch_releases_in(self, spec: SpecifierSet) -> list[TorchRelease]:
-        """Releases with at least one version (``X.Y.0`` … ``X.Y.99``) inside ``spec``."""
-        out = []
-        for r in self.torch.releases:
-            if any(spec.contains(f"{r.torch}.{micro}", prereleases=True) for micro in range(0, 10)):
-                out.append(r)
-        return out
-
     # ----- architectures -----
     def arch_build(self, torch_version: str, cuda: str, machine: str = "x86_64") -> ArchListRow | None:
         rel = release_of(torch_version) if torch_version.count(".") != 1 else torch_version
@@ -210,9 +202,6 @@ class Knowledge:
     def pinned_packages(self) -> list[str]:
         """Packages with a pin table (normalized names)."""
         return sorted(self._pins_by_package)
-
-    def pin_rows(self, package: str) -> list[PinRow]:
-        return list(self._pins_by_package.get(normalize_name(package), []))
 
     def engine_pins(self, package: str, package_version: str) -> PinRow | None:
         """The pin row that covers one installed version of ``package`` (``vllm``, ``sglang``,

@@ -109,6 +109,7 @@ def _decode_rule(path: Path, index: int, item: Any) -> Rule:
         problem = signature_problem(sig)
         if problem:
             raise InputError(f"{path}: {label}: signatures[{j}]: not a valid RE2 pattern ({problem})")
+    _check_scope(path, label, rule)
     from stackcheck.knowledge.predicates import PREDICATES, predicate_name
 
     if rule.scope.predicate and predicate_name(rule.scope.predicate) not in PREDICATES:
@@ -117,6 +118,31 @@ def _decode_rule(path: Path, index: int, item: Any) -> Rule:
             f"(known: {', '.join(sorted(PREDICATES))})"
         )
     return rule
+
+
+_SPECIFIER_FIELDS = ("torch_cuda", "driver", "compute_capability", "python", "glibc")
+
+
+def _check_scope(path: Path, label: str, rule: Rule) -> None:
+    """Scope specifiers and requirements parse, so evaluation can never fail on data."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    scope = rule.scope
+    for field in _SPECIFIER_FIELDS:
+        value = getattr(scope, field)
+        if value is None or (field == "torch_cuda" and value == "none"):
+            continue
+        try:
+            SpecifierSet(value)
+        except InvalidSpecifier:
+            raise InputError(f"{path}: {label}: scope.{field}: {value!r} is not a version specifier (e.g. '<525')") from None
+    for field in ("packages", "packages_absent"):
+        for i, text in enumerate(getattr(scope, field)):
+            try:
+                Requirement(text)
+            except InvalidRequirement:
+                raise InputError(f"{path}: {label}: scope.{field}[{i}]: {text!r} is not a PEP 508 requirement") from None
 
 
 def signature_problem(pattern: str) -> str | None:

@@ -174,6 +174,7 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     archs, source, _ = found
     span = arch_span(archs)
     bad = uncovered_gpus(snap, archs)
+    bad = [g for g in bad if cc_tuple(g.compute_capability)]  # unreadable capabilities are not judged
     if args and span:
         lo, hi = cc_tuple(span[0]), cc_tuple(span[1])
         if args[0] == "newer":
