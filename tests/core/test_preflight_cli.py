@@ -70,7 +70,8 @@ def test_preflight_finds_each_injected_fault_and_names_the_checked_interpreter(f
     report = json.loads(proc.stdout)
     assert report["verdict"] == "blocked" and report["profile"] == "LAB-TRAIN"
     bad = {(c["id"], c["subject"]) for c in report["checks"] if c["verdict"] == "blocked"}
-    assert bad == {("PKG001", "transformers"), ("PKG003", "vllm"), ("MOD001", "safetensors")}
+    # the profile's own findings, plus the knowledge rule that vLLM 0.11 needs a newer transformers
+    assert bad == {("PKG001", "transformers"), ("PKG003", "vllm"), ("MOD001", "safetensors"), ("KB029", None)}
     fixes = {c["id"]: c["fix"] for c in report["checks"] if c["verdict"] == "blocked"}
     assert fixes["PKG001"] == f"{python} -m pip install 'transformers<5,>=4.45'"
     assert fixes["PKG003"].startswith(f"{python} -m pip uninstall -y vllm")
@@ -80,7 +81,9 @@ def test_preflight_finds_each_injected_fault_and_names_the_checked_interpreter(f
 
     shutil.rmtree(next(site.glob("vllm-*.dist-info")))
     shutil.rmtree(next(site.glob("transformers-*.dist-info")))
-    write_dist(site, "transformers", "4.57.1", "tokenizers>=0.19,<0.23")
+    shutil.rmtree(next(site.glob("tokenizers-*.dist-info")))
+    write_dist(site, "transformers", "4.57.1", "tokenizers<=0.23.0,>=0.22.0")
+    write_dist(site, "tokenizers", "0.22.1")
     write_dist(site, "safetensors", "0.6.2")
     proc = run("preflight", "--registry", str(reg), "-p", "LAB-TRAIN", "--python", str(python))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -106,7 +109,7 @@ def test_strict_makes_warnings_fail(tmp_path):
     "content, needle",
     [
         (b'{"schema_version": "1.0", "python": {"version": "3.1', "truncated"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00garbage", "not"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00garbage", "malformed"),
         (b'{"python": {"version": 3}}', "python.version"),
         (b"", "empty"),
     ],
