@@ -176,3 +176,11 @@ def test_report_verdict_is_the_worst_and_skip_is_recorded():
     assert py and py[0].verdict == "skipped" and py[0].reason == "skipped by --skip"
     assert report.verdict == "blocked"  # numpy missing
     assert report.snapshot_digest.startswith("sha256:")
+
+
+def test_torch_cuda_fix_moves_to_the_profiles_torch_when_this_release_lacks_the_build():
+    prof = make_profile(requirements=["torch>=2.6,<3"], gpu={"torch_cuda": ">=12.6"})
+    snap = make_snapshot(torch="2.3.1+cu121", torch_cuda="12.1", gpus=[("NVIDIA A100-SXM4-80GB", "8.0", 79.3)], driver="570.172.08", driver_cuda="12.8")
+    [c] = results(snap, prof, "CUDA001")
+    assert c.verdict == "blocked"
+    assert "'torch<3,>=2.6'" in c.fix and c.fix.endswith("whl/cu128"), c.fix

@@ -201,12 +201,7 @@ def torch_cuda_build(ctx):
     if t.cuda and spec.contains(t.cuda, prereleases=True):
         yield ok(observed=f"torch {t.version} built with CUDA {t.cuda}", expected=f"CUDA {need.torch_cuda}")
         return
-    candidates = [c for c in _builds_for(ctx, t.version) if spec.contains(c, prereleases=True)]
-    fix = (
-        torch_install_fix(ctx, t.version, candidates[-1])
-        if candidates
-        else f"install a torch release that offers a CUDA {need.torch_cuda} build"
-    )
+    fix = _fix_for_cuda_spec(ctx, t.version, spec, need.torch_cuda)
     build = f"CUDA {t.cuda}" if t.cuda else ("ROCm " + t.hip if t.hip else "CPU-only")
     yield blocked(observed=f"torch {t.version} is a {build} build", expected=f"CUDA {need.torch_cuda}", fix=fix)
 
@@ -246,13 +241,47 @@ def cpu_torch_on_gpu(ctx):
     )
 
 
+def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: str) -> str:
+    """Reinstall this torch release from a CUDA index inside ``spec`` (the newest the driver
+    runs); when this release has no such build, the profile's own torch range from one."""
+    driver_cuda = ctx.snapshot.accelerators.cuda_driver_version
+    same_release = [c for c in _builds_for_driver(ctx, torch_version, driver_cuda) if spec.contains(c, prereleases=True)]
+    if same_release:
+        return torch_install_fix(ctx, torch_version, same_release[-1])
+    any_release = [c for c in _KNOWN_CUDA_BUILDS if spec.contains(c, prereleases=True) and _driver_runs(driver_cuda, c)]
+    if not any_release:
+        return f"install a torch build for CUDA {spec_text}, after upgrading the driver (it supports CUDA {driver_cuda or 'unknown'})"
+    wanted = _profile_torch_requirement(ctx) or "torch"
+    return (
+        f"torch {torch_version.split('+')[0]} has no CUDA {spec_text} build: "
+        f"{ctx.pip_install(wanted)} --index-url https://download.pytorch.org/whl/{cuda_tag(any_release[-1])}"
+    )
+
+
+def _profile_torch_requirement(ctx) -> str | None:
+    from stackcheck.deps.index import parse_requirement
+
+    for text in ctx.profile.requirements if ctx.profile else ():
+        req = parse_requirement(text)
+        if req is not None and req.name.lower() == "torch":
+            return f"torch{req.specifier}"
+    return None
+
+
+def _driver_runs(driver_cuda: str, build: str) -> bool:
+    try:
+        return not driver_cuda or Version(build) <= Version(driver_cuda)
+    except InvalidVersion:
+        return True
+
+
+def _builds_for_driver(ctx, torch_version: str, driver_cuda: str) -> list[str]:
+    return [b for b in _builds_for(ctx, torch_version) if _driver_runs(driver_cuda, b)]
+
+
 def _newest_build_for_driver(ctx, torch_version: str, driver_cuda: str) -> str | None:
     """The newest CUDA build of this torch release that the driver's CUDA version covers."""
-    try:
-        limit = Version(driver_cuda) if driver_cuda else None
-    except InvalidVersion:
-        limit = None
-    builds = [b for b in _builds_for(ctx, torch_version) if limit is None or Version(b) <= limit]
+    builds = _builds_for_driver(ctx, torch_version, driver_cuda)
     return builds[-1] if builds else None
 
 
