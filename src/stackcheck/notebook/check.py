@@ -36,7 +36,7 @@ def _result(check_id: str, verdict: str, kernel: str, observed: str = "", expect
 
 def _register_fix(name: str, python: str | None = None) -> str:
     py = shlex.quote(python) if python else "/path/to/env/bin/python"
-    return f"{py} -m stackcheck kernel register --name {shlex.quote(name)} --force"
+    return f"stackcheck kernel register --name {shlex.quote(name)} --python {py} --force"
 
 
 def _kernel_env(spec_path: str) -> dict[str, str]:
@@ -67,8 +67,11 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
             expected="argv[0] an absolute interpreter path",
             fix=_register_fix(k),
         ))
-    else:
-        out.append(_result("KERN001", "ok", k, observed=head))
+        # jupyter_client substitutes its own interpreter for a bare python, front ends search
+        # PATH: judging the one on this PATH would describe some other process's kernel
+        reason = "argv[0] is not a path: the interpreter depends on what starts the kernel"
+        return out + [_result(i, "skipped", k, reason=reason) for i in ("KERN002", "KERN011", "KERN012")] + _paths(k, env)
+    out.append(_result("KERN001", "ok", k, observed=head))
     if not spec.interpreter_exists or facts is None:
         out.append(_result("KERN002", "blocked", k, observed=f"{spec.interpreter or head} does not exist: the kernel cannot start",
                            expected="an existing interpreter", fix=f"jupyter kernelspec remove -y {shlex.quote(k)}   # or: {_register_fix(k)}"))
@@ -120,11 +123,14 @@ def _profile_results(k: str, facts: InterpreterFacts, profile: Profile) -> tuple
     from stackcheck.judge import judge
     from stackcheck.probe import JUDGED
 
-    snapshot = obtain_snapshot(python_path=facts.path, sections=JUDGED, modules=tuple(profile.required_modules))
+    # every kernelspec on the machine is not this kernel's environment: KERN checks above
+    sections = tuple(s for s in JUDGED if s != "kernels")
+    snapshot = obtain_snapshot(python_path=facts.path, sections=sections, modules=tuple(profile.required_modules))
     report = judge(snapshot, command="preflight", profile=profile)
-    for c in report.checks:
+    checks = [c for c in report.checks if not c.id.startswith("KERN")]
+    for c in checks:
         c.subject = f"kernel {k}" + (f": {c.subject}" if c.subject else "")
-    return report.checks, report.snapshot_digest
+    return checks, report.snapshot_digest
 
 
 def check_kernels(names: list[str] | None = None, profile: Profile | None = None,
