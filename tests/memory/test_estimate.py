@@ -1,6 +1,8 @@
 """Memory terms against the worked figures of FACTS.md §6b (within the rounding they carry)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stackcheck.errors import InputError
 from stackcheck.memory.architecture import count_parameters, from_config
@@ -170,3 +172,28 @@ def test_sizes_and_gpu_names():
             parse_size(bad)
     with pytest.raises(InputError, match="unknown GPU"):
         find_gpu("TPUv5")
+
+
+_workloads = st.fixed_dictionaries({
+    "mode": st.sampled_from(["infer", "serve", "train", "lora", "qlora"]),
+    "dtype": st.sampled_from(["fp32", "bf16", "fp16", "fp8"]),
+    "seq_len": st.integers(1, 65536),
+    "batch": st.integers(1, 16),
+    "concurrency": st.integers(1, 64),
+    "gradient_checkpointing": st.booleans(),
+    "optimizer": st.sampled_from(["adamw", "adamw8bit", "sgd"]),
+    "gpus": st.integers(1, 8),
+    "zero": st.integers(0, 3),
+    "lora_rank": st.integers(1, 256),
+})
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["Qwen2.5-0.5B", "Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B", "Llama-3.2-3B"]), _workloads, st.integers(1, 200))
+def test_random_workloads_are_consistent(name, kw, memory_gib):
+    """Every term is non-negative, the total is their sum, and more memory never un-fits."""
+    r = run(name, gpu_memory_bytes=memory_gib * GIB, **kw)
+    assert all(t.bytes >= 0 for t in r.terms)
+    assert r.total_bytes == sum(t.bytes for t in r.terms)
+    if r.verdict == "fits":
+        assert run(name, gpu_memory_bytes=(memory_gib + 50) * GIB, **kw).verdict == "fits"

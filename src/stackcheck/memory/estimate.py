@@ -182,6 +182,8 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     s = seq
     terms: list[Term] = []
     notes: list[str] = []
+    if a.max_positions and seq > a.max_positions:
+        notes.append(f"--seq-len {seq:,} exceeds the model's max_position_embeddings {a.max_positions:,}")
     if a.assumed_layout:
         notes.append(f"model_type {a.model_type!r} is not a known family: counted with the Llama layout (no biases, gated MLP)")
 

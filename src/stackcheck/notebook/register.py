@@ -120,7 +120,7 @@ def register(
     facts = ask(python, env={"PYTHONPATH": repo})
     display = display_name or f"Python {facts.version or ''} ({name})".replace("  ", " ")
     spec = kernelspec(python, display, repo)
-    via = _install(spec, name, kernels_dir, user=user, prefix=prefix, data_dir=data_dir)
+    via, target = _install(spec, name, kernels_dir, user=user, prefix=prefix, data_dir=data_dir)
     result = Registration(name=name, path=target, spec=spec, via=via, replaced=replaced)
     if not facts.ran:
         result.warnings.append(f"{python} did not answer ({facts.error}): the kernel will not start")
@@ -151,9 +151,10 @@ def _same_env(a: str, b: str) -> bool:
     return bool(a) and os.path.realpath(os.path.dirname(a)) == os.path.realpath(os.path.dirname(b))
 
 
-def _install(spec: dict, name: str, kernels_dir: str, *, user: bool, prefix: str | None, data_dir: str | None) -> str:
+def _install(spec: dict, name: str, kernels_dir: str, *, user: bool, prefix: str | None, data_dir: str | None) -> tuple[str, str]:
     """Install via jupyter_client where it is importable (not for --data-dir, which it has no
-    option for); otherwise write ``kernels/NAME/kernel.json`` atomically."""
+    option for); otherwise write ``kernels/NAME/kernel.json`` atomically. Returns (how, the
+    kernel.json written)."""
     from stackcheck.fileio import atomic_write
 
     payload = json.dumps(spec, indent=1) + "\n"
@@ -168,10 +169,11 @@ def _install(spec: dict, name: str, kernels_dir: str, *, user: bool, prefix: str
             with tempfile.TemporaryDirectory(prefix="stackcheck-kernel-") as tmp:
                 src = os.path.join(tmp, name)
                 atomic_write(os.path.join(src, "kernel.json"), payload)
-                KernelSpecManager().install_kernel_spec(src, kernel_name=name, user=user, prefix=prefix)
-            return "jupyter_client"
-    atomic_write(os.path.join(kernels_dir, name, "kernel.json"), payload)
-    return "direct"
+                dest = KernelSpecManager().install_kernel_spec(src, kernel_name=name, user=user, prefix=prefix)
+            return "jupyter_client", os.path.join(dest, "kernel.json")
+    target = os.path.join(kernels_dir, name, "kernel.json")
+    atomic_write(target, payload)
+    return "direct", target
 
 
 def _shadowing_spec(name: str, written: str) -> str | None:
