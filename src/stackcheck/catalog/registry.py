@@ -5,8 +5,6 @@ else the built-in catalog. A user registry sits on top of the built-in catalog u
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +129,8 @@ class Catalog:
     @property
     def digest(self) -> str:
         """sha256 of the canonical registry content (sorted keys, profiles sorted by ID)."""
+        import hashlib
+
         return "sha256:" + hashlib.sha256(msgspec.json.encode(self.registry(), order="sorted")).hexdigest()
 
     def registry(self) -> Registry:
@@ -146,6 +146,8 @@ class Catalog:
         try:
             return self._entries[profile_id]
         except KeyError:
+            import difflib
+
             close = difflib.get_close_matches(profile_id, list(self._entries), n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else "; see `stackcheck profiles list`"
             raise InputError(f"{self.source}: unknown profile ID {profile_id!r}{hint}") from None

@@ -74,7 +74,8 @@ def _render(profile, file: str, raw: bool) -> str:
     if profile.purpose:
         out.append(f"  {profile.purpose}")
     out.append(f"  defined in {file}")
-    rows = [("category", profile.category or "–"), ("evidence", profile.evidence_scope)]
+    default_scope = raw and profile.evidence_scope == "cpu-smoke"
+    rows = [("category", profile.category or "–"), ("evidence", "(default: cpu-smoke; a parent's scope wins)" if default_scope else profile.evidence_scope)]
     if raw:
         rows.append(("extends", ", ".join(profile.extends) or "–"))
     else:
