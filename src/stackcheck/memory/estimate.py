@@ -179,7 +179,6 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     model_max = a.max_positions or 4096
     seq = w.seq_len or (model_max if mode == "serve" else min(model_max, 4096))
     sequences = w.batch * (w.concurrency if mode in ("infer", "serve") else 1)
-    s = seq
     terms: list[Term] = []
     notes: list[str] = []
     if a.max_positions and seq > a.max_positions:
@@ -196,10 +195,9 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     terms.append(_term("weights", weights / shard_weights, wf, wa))
 
     if mode in ("infer", "serve"):
-        terms += _inference_terms(a, w, s, sequences)
+        terms += _inference_terms(a, w, seq, sequences)
     else:
-        terms += _training_activation_terms(a, w, s)
-        _training_terms(a, p, w, terms, d)
+        terms += _training_activation_terms(a, w, seq) + _training_terms(a, p, w)
     if mode == "serve":
         terms.append(_term("runtime_overhead", w.serve_non_torch_bytes, f"{w.serve_non_torch_bytes / GIB:g} GiB per GPU",
                            "vLLM's non-torch memory: CUDA context, NCCL, CUDA graphs (0.13 GiB measured on H100; --non-torch-gib)"))
@@ -280,8 +278,10 @@ def _training_activation_terms(a: Architecture, w: Workload, s: int) -> list[Ter
     ]
 
 
-def _training_terms(a: Architecture, p: ParamCount, w: Workload, terms: list[Term], d: float) -> None:
-    n, z = w.gpus, w.zero
+def _training_terms(a: Architecture, p: ParamCount, w: Workload) -> list[Term]:
+    """Adapters (lora/qlora), gradients and optimizer states, sharded by the ZeRO stage."""
+    n, z, d = w.gpus, w.zero, DTYPE_BYTES[w.dtype]
+    terms: list[Term] = []
     mixed = w.dtype != "fp32"
     if w.mode == "train":
         trained, what = p.total, "every parameter"
@@ -302,6 +302,7 @@ def _training_terms(a: Architecture, p: ParamCount, w: Workload, terms: list[Ter
     terms.append(_term("optimizer_states", trained * state / opt_shard,
                        f"{trained:,} × {state:g} B" + (f" ÷ {n} (ZeRO-{z})" if opt_shard > 1 else ""),
                        _OPT_NOTE[w.optimizer] + (" + fp32 master weights (4 B) for mixed precision" if master else "")))
+    return terms
 
 
 def serving_budget(a: Architecture, w: Workload, weights_per_gpu: float, max_model_len: int) -> Serving:
