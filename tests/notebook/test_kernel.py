@@ -8,7 +8,7 @@ import pytest
 
 from stackcheck.models.finding import Report
 from stackcheck.models.snapshot import Kernelspec
-from stackcheck.notebook.check import judge_kernel
+from stackcheck.notebook.check import check_kernels, judge_kernel
 
 from .conftest import make_venv
 
@@ -175,3 +175,17 @@ def test_register_through_jupyter_client_where_installed(jupyter, kernel_python,
     result = register(name="viajc", python=str(kernel_python))
     assert result.via == "jupyter_client"
     assert jupyter.spec("viajc")["argv"][0] == str(kernel_python)
+
+
+def test_ipykernel_own_spec_inside_an_environment_is_fine(jupyter, tmp_path):
+    """ipykernel installs share/jupyter/kernels/python3 with a bare `python` into each
+    environment; a Jupyter started from that environment runs the environment's interpreter."""
+    python = make_venv(tmp_path / "env", with_ipykernel=True)
+    spec = tmp_path / "env" / "share" / "jupyter" / "kernels" / "envpy" / "kernel.json"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(json.dumps({"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                                "display_name": "Python 3", "language": "python"}))
+    report = check_kernels(["envpy"], data_dirs=[str(tmp_path / "env" / "share" / "jupyter")])
+    v = {c.id: c.verdict for c in report.checks}
+    assert v["KERN001"] == "ok" and v["KERN011"] == "ok" and v["KERN012"] == "ok", report.checks
+    assert str(python) in next(c.observed for c in report.checks if c.id == "KERN002")

@@ -51,6 +51,22 @@ def _kernel_env(spec_path: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 
 
+def own_env_python(spec: Kernelspec) -> str | None:
+    """For ipykernel's own spec inside an environment (``<prefix>/share/jupyter/kernels/NAME``),
+    that environment's interpreter: a Jupyter started from the environment substitutes it for
+    the bare ``python`` (and no other Jupyter looks there by default)."""
+    kernels_dir = os.path.dirname(os.path.dirname(os.path.abspath(spec.path)))
+    share = os.path.dirname(kernels_dir)
+    if os.path.basename(kernels_dir) != "kernels" or os.path.basename(share) != "jupyter":
+        return None
+    prefix = os.path.dirname(os.path.dirname(share))
+    for candidate in ("bin/python", "bin/python3", "python.exe"):
+        path = os.path.join(prefix, candidate)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts | None) -> list[CheckResult]:
     """The verdicts about one kernelspec from what was found out about it (pure)."""
     k = spec.name
@@ -59,7 +75,10 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
         reason = f"not a Python kernel (language {spec.language!r})"
         return out + [_result(i, "skipped", k, reason=reason) for i in ("KERN001", "KERN002", "KERN011", "KERN012", "KERN013")]
     head = spec.argv[0] if spec.argv else ""
-    if spec.bare_python or not os.path.isabs(head):
+    own = own_env_python(spec)
+    if spec.bare_python and own:
+        out.append(_result("KERN001", "ok", k, observed=f"bare {head!r} in {own}'s own data dir: jupyter_client runs that environment's interpreter"))
+    elif spec.bare_python or not os.path.isabs(head):
         out.append(_result(
             "KERN001", "warning", k,
             observed=f"argv[0] is {head!r}: it runs whichever interpreter starts Jupyter"
@@ -71,8 +90,9 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
         # PATH: judging the one on this PATH would describe some other process's kernel
         reason = "argv[0] is not a path: the interpreter depends on what starts the kernel"
         return out + [_result(i, "skipped", k, reason=reason) for i in ("KERN002", "KERN011", "KERN012")] + _paths(k, env)
-    out.append(_result("KERN001", "ok", k, observed=head))
-    if not spec.interpreter_exists or facts is None:
+    else:
+        out.append(_result("KERN001", "ok", k, observed=head))
+    if facts is None:  # only asked when the interpreter exists
         out.append(_result("KERN002", "blocked", k, observed=f"{spec.interpreter or head} does not exist: the kernel cannot start",
                            expected="an existing interpreter", fix=f"jupyter kernelspec remove -y {shlex.quote(k)}   # or: {_register_fix(k)}"))
         return out + [_result(i, "skipped", k, reason="no interpreter to ask") for i in ("KERN011", "KERN012")] + _paths(k, env)
@@ -153,8 +173,9 @@ def check_kernels(names: list[str] | None = None, profile: Profile | None = None
             continue
         env = _kernel_env(spec.path)
         facts = None
-        if spec.interpreter and spec.interpreter_exists and (spec.language or "python").lower() == "python":
-            facts = ask(spec.interpreter, env=env)
+        python = own_env_python(spec) if spec.bare_python else spec.interpreter
+        if python and (spec.bare_python or spec.interpreter_exists) and (spec.language or "python").lower() == "python":
+            facts = ask(python, env=env)
         results = judge_kernel(spec, env, facts)
         if profile is not None and facts is not None and facts.ran:
             more, digest = _profile_results(name, facts, profile)
