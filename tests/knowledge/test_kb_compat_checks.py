@@ -126,3 +126,9 @@ def test_preflight_reports_them_in_the_report():
     assert by_id["CUDA002"].verdict == "blocked" and report.verdict == "blocked"
     # the knowledge rule for the same fact is explain-only: reported once, by CUDA002
     assert "KB003" not in by_id
+
+
+def test_cuda002_windows_cu130_is_not_guessed():
+    snap = make_snapshot(gpus=[("NVIDIA RTX 4090", "8.9", 24)], driver="581.15", torch="2.13.0+cu130", torch_cuda="13.0", system="Windows")
+    [o] = run("CUDA002", snap)
+    assert o.verdict == "skipped" and "not in the knowledge tables" in o.reason and o.reason.startswith("cannot judge without")

@@ -83,3 +83,29 @@ def test_builtin_catalog_is_consistent_with_the_knowledge_base():
     cat = catalog_module.Catalog(entries, "built-in")
     found = {pid: profile_problems(cat.get(pid)) for pid in cat.ids(include_bases=True)}
     assert {pid: p for pid, p in found.items() if p} == {}
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PACKAGES = ["vllm", "torch", "transformers", "tokenizers", "sglang[srt]", "xformers", "huggingface-hub", "trl", "bitsandbytes", "accelerate", "numpy"]
+_SPECS = ["", "==0.11.0", ">=0.10,<0.12", "==2.6.*", "==2.8.0", ">=4.56,<5", "==0.21.*", ">=5", "<1.0", "!=2.7.0", ">=2.4,<3", "==99", "~=0.5.4", ">0.0.32.post1"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_PACKAGES), st.sampled_from(_SPECS)), max_size=5),
+    st.lists(st.tuples(st.sampled_from(_PACKAGES), st.sampled_from(_SPECS)), max_size=2),
+    st.lists(st.sampled_from(["xformers", "vllm!=0.11.0", "torch<2", "tokenizers"]), max_size=2, unique=True),
+    st.one_of(st.none(), st.sampled_from(["==12.8", ">=13.0", "==11.2", "<12"])),
+    st.one_of(st.none(), st.sampled_from([">=3.10,<3.14", "==3.9.*", ">=3.11"])),
+)
+def test_any_profile_gets_an_answer_never_a_traceback(reqs, cons, forbidden, torch_cuda, python):
+    out = problems(
+        requirements=[n + s for n, s in reqs],
+        constraints=[n + s for n, s in cons],
+        forbidden=[{"requirement": f} for f in forbidden],
+        gpu={"torch_cuda": torch_cuda} if torch_cuda else None,
+        python=python,
+    )
+    assert all(field in ("requirements", "constraints", "forbidden", "python", "gpu.torch_cuda") and msg for field, msg in out)

@@ -18,8 +18,6 @@ INDEX_URL = "https://download.pytorch.org/whl/cu{}"
 SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html")
 
 
-def _skip(why: ScopeMatch) -> Outcome:
-    return skipped(why.missing[0] if why.applicable else f"the snapshot does not record {why.missing[0]}")
 
 
 def install_torch(ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str]) -> str | None:
@@ -64,7 +62,7 @@ Skipped for CPU/ROCm builds and when the snapshot has no driver version.""",
 def cuda_driver(ctx) -> Iterator[Outcome]:
     fit = driver_fit(ctx.snapshot, ctx.knowledge)
     if isinstance(fit, ScopeMatch):
-        yield _skip(fit)
+        yield skipped(fit.reason)
         return
     snap, kb, build, req = ctx.snapshot, ctx.knowledge, fit.build, fit.need
     native = kb.newest_cuda_for_driver(fit.driver, snap.platform.system or "linux")
@@ -112,7 +110,7 @@ a warning instead of blocked. Fix: the exact torch build (index URL) that covers
 def gpu_archs(ctx) -> Iterator[Outcome]:
     build = cuda_torch(ctx.snapshot, ctx.knowledge)
     if isinstance(build, ScopeMatch):
-        yield _skip(build)
+        yield skipped(build.reason)
         return
     snap, kb = ctx.snapshot, ctx.knowledge
     gpus = snap.visible_gpus()

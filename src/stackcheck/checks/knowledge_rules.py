@@ -48,9 +48,9 @@ def _runner(rule: Rule):
                 evidence={"rule": rule.id, "confidence": rule.confidence, "origin": rule.origin},
             )
         elif not m.applicable:
-            yield skipped(f"cannot judge: the snapshot lacks {', '.join(m.missing) or 'the facts this rule needs'}")
+            yield skipped(m.reason)
         else:
-            yield ok(f"not affected ({m.missing[0]})" if m.missing else "not affected", category=rule.category)
+            yield ok(f"not affected ({m.reason})" if m.missing else "not affected", category=rule.category)
 
     return run
 

@@ -155,7 +155,7 @@ def driver_fit(snap: Snapshot, kb: Knowledge) -> DriverFit | ScopeMatch:
         return ScopeMatch.failed("no NVIDIA driver found") if no_nvidia_driver(snap) else ScopeMatch.unknown("driver version")
     need = kb.driver_requirement(build.cuda, snap.platform.system or "linux")
     if need.mvc_floor is None or version(drv) is None:
-        return ScopeMatch.unknown(f"a driver requirement for CUDA {build.cuda} on {need.platform} (driver {drv!r})")
+        return ScopeMatch.unknown(f"a driver requirement for CUDA {build.cuda} on {need.platform} with driver {drv!r} (not in the knowledge tables)")
     return DriverFit(build, drv, need)
 
 

@@ -27,6 +27,13 @@ class ScopeMatch:
     expected: list[str] = field(default_factory=list)  # what a good environment has instead
     suggest: list[str] = field(default_factory=list)  # requirements whose install fixes it
 
+    @property
+    def reason(self) -> str:
+        """Why it did not match, in words (for a skipped or ok finding)."""
+        if not self.missing:
+            return "not affected" if self.applicable else "cannot judge"
+        return self.missing[0] if self.applicable else f"cannot judge without {', '.join(self.missing)}"
+
     @classmethod
     def held(cls, *evidence: str, expected: list[str] | None = None, suggest: list[str] | None = None) -> ScopeMatch:
         return cls(True, True, list(evidence), [], list(expected or []), list(suggest or []))
