@@ -74,7 +74,7 @@ def collect(ctx=None) -> AcceleratorSection:
         amd = _amd(looked)
         if amd is not None:
             return amd
-        return AcceleratorSection(status="absent", source="", looked_for=looked, cuda_visible_devices=cvd)
+        return AcceleratorSection(status="absent", source="sysfs+nvml", looked_for=looked, cuda_visible_devices=cvd)
     else:
         sec.status, sec.source, sec.error = ("timeout" if nvml.code == 10 else "failed"), "nvml", nvml.error
     apply_visible_devices(sec.gpus, cvd)

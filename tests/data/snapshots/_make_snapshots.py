@@ -359,7 +359,7 @@ def torch_section(version: str, cuda: str | None, site: str, git: str) -> dict:
     return {"status": "ok", "source": "torch/version.py", "version": version, "cuda": cuda, "hip": None, "git_version": git, "location": f"{site}/torch"}
 
 
-NO_GPU = {"status": "absent", "source": "", "looked_for": ["/sys/module/nvidia/version", "/proc/driver/nvidia/version", "NVML (libnvidia-ml.so.1): nvidia-ml-py not installed", "/dev/kfd (ROCm)"]}
+NO_GPU = {"status": "absent", "source": "sysfs+nvml", "looked_for": ["/sys/module/nvidia/version", "/proc/driver/nvidia/version", "NVML (libnvidia-ml.so.1): nvidia-ml-py not installed", "/dev/kfd (ROCm)"]}
 
 
 def env(vars_: dict[str, str], redacted: list[str] = ()) -> dict:
@@ -371,6 +371,11 @@ def env(vars_: dict[str, str], redacted: list[str] = ()) -> dict:
 
 def kernels(*specs: dict, data_dirs: list[str]) -> dict:
     return {"status": "ok" if specs else "absent", "source": "kernelspec dirs", "kernels": list(specs), "data_dirs": data_dirs}
+
+
+def jupyter_dirs(home: str, prefix: str) -> list[str]:
+    """Jupyter's data path for a user's home and an environment prefix (Linux)."""
+    return [f"{home}/.local/share/jupyter", f"{prefix}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]
 
 
 def kernelspec(name: str, dirpath: str, argv0: str, resolved: str, display: str, exists: bool = True) -> dict:
@@ -427,7 +432,7 @@ def cpu_laptop() -> dict:
         torch=torch_section("2.13.0+cpu", None, site, "cf30153c4c131c8164ee7798e5022d810682e2cb"),
         toolchain_=toolchain(None, ("/usr/bin/gcc", "13.3.0")),
         kernels_=kernels(kernelspec("thesis", "/home/ana/.local/share/jupyter", f"{root}/bin/python", f"{root}/bin/python", "Python (thesis)"),
-                         data_dirs=["/home/ana/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+                         data_dirs=jupyter_dirs("/home/ana", root)),
         env_=env({"PATH": f"{root}/bin:/home/ana/.local/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": root, "UV_PYTHON": "3.12", "HF_HOME": "/home/ana/.cache/huggingface"}, ["HF_TOKEN"]),
         git_=git("/home/ana/thesis", "4f1c2e9a7b3d8e6f0a1b2c3d4e5f60718293a4b5", "main", True),
     )
@@ -481,7 +486,7 @@ def h100_single() -> dict:
         accelerators=nvidia("570.172.08", "12.8", [gpu(0, "NVIDIA H100 80GB HBM3", 81559, "9.0", "5b2e1f7c-93d4-8a0e-6c1b-2f4d7e9a0c31")]),
         torch=torch_section("2.8.0+cu128", "12.8", site, "a1cb3cc05d46d198467bebbb6e8fba50a325d4e7"),
         toolchain_=toolchain(("/usr/local/cuda-12.8/bin/nvcc", "12.8.93"), ("/usr/bin/gcc", "11.4.0")),
-        kernels_=kernels(data_dirs=["/home/ml/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+        kernels_=kernels(data_dirs=jupyter_dirs("/home/ml", root)),
         env_=env({"PATH": f"{root}/bin:/usr/local/cuda-12.8/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": root, "CUDA_HOME": "/usr/local/cuda-12.8",
                   "HF_HOME": "/data/hf", "WANDB_PROJECT": "llm-train", "OMP_NUM_THREADS": "8"}, ["WANDB_API_KEY", "HF_TOKEN"]),
         git_=git("/home/ml/llm-train", "b7e3a91c0d2f4e5a6b7c8d9e0f1a2b3c4d5e6f70", "exp/lora-r64", False),
@@ -499,7 +504,7 @@ def h200_drv580() -> dict:
         accelerators=nvidia("580.82.07", "13.0", [gpu(0, "NVIDIA H200", 143771, "9.0", "0e5c3a2d-7b18-4f9e-a6d2-91c8b3e4f5a6")]),
         torch=torch_section("2.13.0", "13.0", site, "cf30153c4c131c8164ee7798e5022d810682e2cb"),
         toolchain_=toolchain(None, ("/usr/bin/gcc", "13.3.0")),
-        kernels_=kernels(data_dirs=["/root/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+        kernels_=kernels(data_dirs=jupyter_dirs("/root", root)),
         env_=env({"PATH": f"{root}/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": root, "UV_CACHE_DIR": "/srv/cache/uv", "HF_HUB_ENABLE_HF_TRANSFER": "0"}),
     )
 
@@ -519,7 +524,7 @@ def old_driver_470() -> dict:
                                                     gpu(1, "Tesla V100-SXM2-32GB", 32510, "7.0", "7a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809")]),
         torch=torch_section("2.3.1+cu121", "12.1", site, "63d5e9221bedd1546b7d364b5ce4171547db12a9"),
         toolchain_=toolchain(("/usr/local/cuda-11.4/bin/nvcc", "11.4.152"), ("/usr/bin/gcc", "9.4.0")),
-        kernels_=kernels(data_dirs=["/home/lab/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+        kernels_=kernels(data_dirs=jupyter_dirs("/home/lab", root)),
         env_=env({"PATH": f"{root}/bin:/opt/conda/condabin:/usr/local/cuda-11.4/bin:/usr/bin:/bin", "CONDA_PREFIX": root, "CONDA_DEFAULT_ENV": "proj",
                   "LD_LIBRARY_PATH": "/usr/local/cuda-11.4/lib64", "CUDA_HOME": "/usr/local/cuda-11.4"}),
     )
@@ -537,7 +542,7 @@ def multi_gpu_8xa100() -> dict:
         accelerators=nvidia("570.158.01", "12.8", gpus, cvd="0,1,2,3,4,5,6,7"),
         torch=torch_section("2.8.0+cu128", "12.8", site, "a1cb3cc05d46d198467bebbb6e8fba50a325d4e7"),
         toolchain_=toolchain(("/sw/cuda/12.8/bin/nvcc", "12.8.93"), ("/usr/bin/gcc", "11.4.0")),
-        kernels_=kernels(data_dirs=["/home/u123/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+        kernels_=kernels(data_dirs=jupyter_dirs("/home/u123", root)),
         env_=env({"PATH": f"{root}/bin:/sw/cuda/12.8/bin:/usr/bin:/bin", "VIRTUAL_ENV": root, "SLURM_JOB_ID": "4815162", "SLURM_NNODES": "4", "SLURM_NTASKS_PER_NODE": "8",
                   "SLURM_PROCID": "0", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7", "NCCL_IB_HCA": "mlx5", "NCCL_SOCKET_IFNAME": "ib0", "NCCL_DEBUG": "WARN",
                   "NCCL_ASYNC_ERROR_HANDLING": "1", "OMP_NUM_THREADS": "16", "TORCH_NCCL_BLOCKING_WAIT": "0", "HF_DATASETS_CACHE": "/scratch/u123/hf"}, ["WANDB_API_KEY"]),
@@ -556,7 +561,7 @@ def v100_cu130() -> dict:
         accelerators=nvidia("580.95.05", "13.0", [gpu(0, "Tesla V100-PCIE-16GB", 16384, "7.0", "3c8d1e2f-5a6b-7c8d-9e0f-1a2b3c4d5e6f")]),
         torch=torch_section("2.13.0", "13.0", site, "cf30153c4c131c8164ee7798e5022d810682e2cb"),
         toolchain_=toolchain(None, ("/usr/bin/gcc", "13.3.0")),
-        kernels_=kernels(data_dirs=["/home/lab/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+        kernels_=kernels(data_dirs=jupyter_dirs("/home/lab", root)),
         env_=env({"PATH": f"{root}/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": root}),
     )
 
@@ -594,7 +599,7 @@ def ros_polluted() -> dict:
         accelerators=nvidia("570.169", "12.8", [gpu(0, "NVIDIA GeForce RTX 4090", 24564, "8.9", "9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4", mig=None)]),
         torch=torch_section("2.8.0+cu128", "12.8", site, "a1cb3cc05d46d198467bebbb6e8fba50a325d4e7"),
         toolchain_=toolchain(("/usr/bin/nvcc", "11.5.119"), ("/usr/bin/gcc", "11.4.0")),
-        kernels_=kernels(ros_kernel, data_dirs=["/home/robo/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+        kernels_=kernels(ros_kernel, data_dirs=jupyter_dirs("/home/robo", root)),
         env_=env({"PATH": f"{root}/bin:/opt/ros/humble/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": root, "PYTHONPATH": f"{ros}:{ros_local}",
                   "LD_LIBRARY_PATH": "/opt/ros/humble/opt/rviz_ogre_vendor/lib:/opt/ros/humble/lib/x86_64-linux-gnu:/opt/ros/humble/lib", "ROS_DISTRO": "humble",
                   "AMENT_PREFIX_PATH": "/opt/ros/humble"}),
@@ -644,7 +649,7 @@ def vllm_011_h100() -> dict:
         accelerators=nvidia("570.172.08", "12.8", [gpu(0, "NVIDIA H100 80GB HBM3", 81559, "9.0", "c41d2e3f-6a7b-8c9d-0e1f-2a3b4c5d6e7f")]),
         torch=torch_section("2.8.0+cu128", "12.8", site, "a1cb3cc05d46d198467bebbb6e8fba50a325d4e7"),
         toolchain_=toolchain(None, ("/usr/bin/gcc", "11.4.0")),
-        kernels_=kernels(data_dirs=["/root/.local/share/jupyter", f"{root}/share/jupyter", "/usr/local/share/jupyter", "/usr/share/jupyter"]),
+        kernels_=kernels(data_dirs=jupyter_dirs("/root", root)),
         env_=env({"PATH": f"{root}/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": root, "VLLM_WORKER_MULTIPROC_METHOD": "spawn", "VLLM_LOGGING_LEVEL": "INFO",
                   "HF_HOME": "/models/hf", "NVIDIA_VISIBLE_DEVICES": "all"}, ["HF_TOKEN", "VLLM_API_KEY"]),
     )
