@@ -1,0 +1,217 @@
+"""``accept``: "installed without errors" is not an environment that works. Run real work
+in the checked interpreter, write the evidence to a report directory, end with one verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import msgspec
+
+from stackcheck.accept.steps import (
+    MODEL_CONFIG,
+    TITLES,
+    Needs,
+    judge_gpu,
+    judge_numpy,
+    judge_roundtrip,
+    judge_train,
+    requirement_names,
+    run_child,
+)
+from stackcheck.errors import InputError
+from stackcheck.fileio import atomic_write
+from stackcheck.models.finding import CheckResult, Report, worst
+from stackcheck.models.profile import Profile
+from stackcheck.models.snapshot import Snapshot
+
+DEFAULT_TIMEOUT_S = 300.0
+# Packages named in the readable summary when installed, besides the profile's own.
+SUMMARY_PACKAGES = ("numpy", "torch", "torchvision", "torchaudio", "safetensors", "triton", "transformers", "accelerate", "datasets", "peft", "trl", "vllm")
+
+
+@dataclass
+class Acceptance:
+    report: Report
+    out_dir: Path
+
+    @property
+    def report_path(self) -> Path:
+        return self.out_dir / "report.json"
+
+
+def default_out_dir() -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path.cwd() / f"stackcheck-accept-{stamp}"
+
+
+def accept(
+    *,
+    python_path: str | None = None,
+    profile: Profile | None = None,
+    out_dir: str | os.PathLike | None = None,
+    repo: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    registry_source: str | None = None,
+) -> Acceptance:
+    """Run every step and write report.json, snapshot.json, summary.txt, logs/ (and
+    hygiene.json / preflight.json where those steps ran) into ``out_dir``."""
+    from stackcheck.checks.context import Context
+    from stackcheck.environment import obtain_snapshot, snapshot_digest
+
+    out = Path(out_dir) if out_dir else default_out_dir()
+    _prepare(out)
+    snapshot = obtain_snapshot(python_path=python_path, modules=tuple(profile.required_modules) if profile else ())
+    python = snapshot.python.executable or sys.executable
+    needs = Needs(profile, Context(snapshot=snapshot, profile=profile).pip_install)
+    logs: dict[str, str] = {}
+
+    with tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work, ThreadPoolExecutor(max_workers=max(1, min(3, os.cpu_count() or 1))) as pool:
+        config = json.dumps(MODEL_CONFIG)
+
+        def child(script: str, *args: str):
+            return run_child(python, script, list(args), timeout=timeout, workdir=work)
+
+        def roundtrip():
+            saved = child("_child_torch.py", "save", work, config)
+            loaded = child("_child_torch.py", "load", work, config) if saved.facts and "missing" not in saved.facts else None
+            logs["ACC004-safetensors"] = saved.log + ("\n" + loaded.log if loaded else "")
+            return judge_roundtrip(saved, loaded, needs)
+
+        futures = {
+            "ACC001": pool.submit(child, "_child_numpy.py"),
+            "ACC002": pool.submit(child, "_child_torch.py", "train", work, config),
+            "ACC003": pool.submit(child, "_child_torch.py", "gpu", work, config),
+            "ACC004": pool.submit(roundtrip),
+            "ACC006": pool.submit(_hygiene, repo, out),
+        }
+        results: dict[str, CheckResult] = {}
+        for check_id, judge_fn, log_name in (
+            ("ACC001", judge_numpy, "ACC001-numpy"),
+            ("ACC002", judge_train, "ACC002-torch-train"),
+            ("ACC003", judge_gpu, "ACC003-gpu-matmul"),
+        ):
+            child_run = futures[check_id].result()
+            logs[log_name] = child_run.log
+            results[check_id] = judge_fn(child_run, needs)
+            results[check_id].evidence.setdefault("seconds", f"{child_run.seconds:.1f}")
+        results["ACC004"] = futures["ACC004"].result()
+        results["ACC006"] = futures["ACC006"].result()
+
+    for name, text in logs.items():
+        atomic_write(out / "logs" / f"{name}.log", text)
+    atomic_write(out / "snapshot.json", msgspec.json.format(msgspec.json.encode(snapshot), indent=2) + b"\n")
+    results["ACC005"] = CheckResult(
+        id="ACC005", title=TITLES["ACC005"], verdict="ok",
+        observed=f"snapshot.json and summary.txt in {out}", evidence={"snapshot": str(out / "snapshot.json"), "summary": str(out / "summary.txt")},
+    )
+    results["ACC007"] = _preflight(snapshot, profile, out)
+    checks = [results[k] for k in sorted(results)]
+    report = Report(
+        kind="accept",
+        profile=profile.id if profile else None,
+        verdict=worst(c.verdict for c in checks),
+        checks=checks,
+        snapshot_digest=snapshot_digest(snapshot),
+        environment={
+            "python": python,
+            "source": snapshot.tool.command or snapshot.python.source,
+            "captured_at": snapshot.tool.captured_at,
+            "out": str(out),
+            "report": str(out / "report.json"),
+            **({"registry": registry_source} if registry_source else {}),
+        },
+    )
+    atomic_write(out / "summary.txt", summary_text(report, snapshot, profile))
+    atomic_write(out / "report.json", msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    return Acceptance(report, out)
+
+
+def _prepare(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a directory (expected an output directory for --out)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-")
+        probe.close()
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write the report there: {exc.strerror or exc}") from None
+
+
+def _summary_line(report: Report, limit: int = 3) -> tuple[str, str | None]:
+    """"2 blocked, 1 warning: HYG001 a.py line 3; …" and the first fix, for a nested report."""
+    bad = [c for c in report.checks if c.verdict in ("blocked", "warning")]
+    bad.sort(key=lambda c: c.verdict != "blocked")
+    counts = {v: sum(c.verdict == v for c in report.checks) for v in ("blocked", "warning", "ok")}
+    head = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    listed = "; ".join(f"{c.id} {c.subject or c.title}" for c in bad[:limit]) + (f"; and {len(bad) - limit} more" if len(bad) > limit else "")
+    return (f"{head}: {listed}" if listed else head), (bad[0].fix if bad else None)
+
+
+def _hygiene(repo: str | None, out: Path) -> CheckResult:
+    from stackcheck.hygiene import scan
+    from stackcheck.hygiene.files import repository_root
+
+    root = repository_root(repo or os.getcwd())
+    if root is None:
+        return CheckResult(id="ACC006", title=TITLES["ACC006"], verdict="skipped", reason=f"{repo or os.getcwd()} is not inside a git repository")
+    try:
+        report = scan(root)
+    except InputError as exc:
+        return CheckResult(id="ACC006", title=TITLES["ACC006"], verdict="blocked", observed=f"the hygiene scan could not run: {exc}", expected="a readable ignore file", fix=f"fix the ignore file, then: stackcheck hygiene {root}")
+    path = out / "hygiene.json"
+    atomic_write(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    observed, fix = _summary_line(report)
+    return CheckResult(
+        id="ACC006", title=TITLES["ACC006"], verdict=report.verdict, observed=f"{root}: {observed}",
+        expected="no blocked hygiene findings", fix=f"{fix}  (all findings: stackcheck hygiene {root})" if fix else None,
+        evidence={"report": str(path), "files": report.environment["files"]},
+    )
+
+
+def _preflight(snapshot: Snapshot, profile: Profile | None, out: Path) -> CheckResult:
+    if profile is None:
+        return CheckResult(id="ACC007", title=TITLES["ACC007"], verdict="skipped", reason="no --profile given")
+    from stackcheck.judge import judge
+
+    report = judge(snapshot, command="preflight", profile=profile)
+    path = out / "preflight.json"
+    atomic_write(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    observed, fix = _summary_line(report)
+    return CheckResult(
+        id="ACC007", title=TITLES["ACC007"], verdict=report.verdict, subject=profile.id, observed=f"{profile.id}: {observed}",
+        expected=f"the environment satisfies {profile.id}", fix=fix, evidence={"report": str(path)},
+    )
+
+
+def summary_text(report: Report, snapshot: Snapshot, profile: Profile | None) -> str:
+    """The readable version report: what was checked, the versions that matter, the verdicts."""
+    from stackcheck.render.text import report_text
+
+    from packaging.utils import canonicalize_name
+
+    py = snapshot.python
+    installed = {canonicalize_name(d.name): d.version for d in snapshot.packages.distributions}
+    wanted = [canonicalize_name(n) for n in SUMMARY_PACKAGES] + (sorted(requirement_names(profile)) if profile else [])
+    names = [f"{n} {installed[n]}" for n in dict.fromkeys(wanted) if n in installed]
+    plat = snapshot.platform
+    torch = snapshot.torch
+    acc = snapshot.accelerators
+    lines = [
+        f"stackcheck accept  {snapshot.tool.captured_at}",
+        f"interpreter: {py.executable} (Python {py.version}, {py.env_kind or 'unknown env'})",
+        f"platform:    {plat.system or '?'} {plat.machine} {plat.distro_name}".rstrip() + (f", {plat.libc_family} {plat.libc_version}" if plat.libc_family else ""),
+        f"packages:    {', '.join(names) or 'none of the usual ML packages'} ({len(installed)} distributions in snapshot.json)",
+        f"torch:       {torch.version or 'not installed'}" + (f", CUDA build {torch.cuda}" if torch.cuda else (", CPU build" if torch.version else "")),
+        "GPUs:        " + (", ".join(f"{g.name} ({g.compute_capability})" for g in acc.gpus) or "none found") + (f", driver {acc.driver_version}" if acc.driver_version else ""),
+        "",
+        report_text(report, verbose=True).rstrip(),
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,202 @@
+"""The acceptance steps that run code in the checked interpreter, and their verdicts.
+
+Each step is a child process of the checked interpreter (``python -c SOURCE``, in a fresh
+temporary directory, sanitized environment, its own timeout) that prints facts as JSON;
+the verdict is decided here, from those facts, so the judgement is testable without
+running anything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from stackcheck.models.finding import CheckResult
+from stackcheck.models.profile import Profile
+from stackcheck.probe.proc import run
+
+# The tiny model every torch step builds: one transformer encoder block + a linear head.
+MODEL_CONFIG = {"d_model": 32, "n_heads": 4, "d_ff": 64, "seq": 8, "batch": 16, "d_out": 4, "seed": 0, "steps": 8, "lr": 0.05, "gpu_n": 1024}
+NUMPY_TOLERANCE = 1e-9  # the NumPy answers are exact in float64
+GPU_RELATIVE_TOLERANCE = 1e-3  # fp32 sums in another order (TF32 is switched off)
+
+TITLES = {
+    "ACC001": "NumPy computes a known answer",
+    "ACC002": "torch trains a tiny model (forward, backward, SGD)",
+    "ACC003": "GPU matmul matches the CPU",
+    "ACC004": "safetensors round trip in a fresh process",
+    "ACC005": "version report written",
+    "ACC006": "repository hygiene",
+    "ACC007": "profile preflight",
+}
+
+
+def _source(name: str) -> str:
+    return (Path(__file__).parent / name).read_text(encoding="utf-8")
+
+
+@dataclass
+class ChildRun:
+    facts: dict | None  # the JSON the child printed, None when it printed none
+    error: str | None  # why there are no facts: "timeout after 300 s", "exit 1: ImportError: …"
+    log: str  # stdout and stderr, kept as evidence
+    seconds: float
+
+
+def run_child(python: str, script: str, args: list[str], *, timeout: float, workdir: str) -> ChildRun:
+    start = time.monotonic()
+    done = run([python, "-c", _source(script), *args], timeout=timeout, cwd=workdir)
+    seconds = time.monotonic() - start
+    log = f"$ {shlex.quote(python)} -c <{script}> {' '.join(shlex.quote(a) for a in args)}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
+    if done.returncode is None:
+        return ChildRun(None, done.error, log, seconds)
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    facts = None
+    if done.returncode == 0 and lines:
+        try:
+            facts = json.loads(lines[-1])
+        except ValueError:
+            pass
+    if not isinstance(facts, dict):
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return ChildRun(None, f"exit {done.returncode}: {tail}", log, seconds)
+    return ChildRun(facts, None, log, seconds)
+
+
+def requirement_names(profile: Profile) -> dict[str, str]:
+    """Canonical package name → the profile's requirement text (or the module it imports)."""
+    specs: dict[str, str] = {}
+    for text in profile.requirements:
+        try:
+            specs[canonicalize_name(Requirement(text).name)] = text
+        except InvalidRequirement:
+            continue
+    for module in profile.required_modules:
+        specs.setdefault(canonicalize_name(module), module)
+    return specs
+
+
+class Needs:
+    """Which packages the acceptance insists on. Without a profile: the standard stack
+    (numpy, torch, safetensors); with one: what its requirements and required modules name."""
+
+    def __init__(self, profile: Profile | None, pip_install):
+        self.profile = profile
+        self.pip_install = pip_install  # (requirement, …) → paste-able command
+        self._specs = requirement_names(profile) if profile else {}
+
+    def required(self, package: str) -> bool:
+        return self.profile is None or canonicalize_name(package) in self._specs
+
+    def gpu_required(self) -> bool:
+        return bool(self.profile and self.profile.gpu and (self.profile.gpu.min_count or 1) > 0)
+
+    def missing(self, check_id: str, package: str) -> CheckResult:
+        if not self.required(package):
+            return _result(check_id, "skipped", reason=f"{package} is not installed and profile {self.profile.id} does not need it")
+        spec = self._specs.get(canonicalize_name(package), package)
+        why = f"profile {self.profile.id} requires it" if self.profile else "the standard acceptance stack is numpy + torch + safetensors"
+        return _result(check_id, "blocked", observed=f"{package} is not installed", expected=f"{package} importable ({why})", fix=self.pip_install(spec))
+
+
+def _result(check_id: str, verdict, **kw) -> CheckResult:
+    return CheckResult(id=check_id, title=TITLES[check_id], verdict=verdict, **kw)
+
+
+def _failed(check_id: str, run_: ChildRun, fix: str) -> CheckResult:
+    return _result(check_id, "blocked", observed=f"the step failed: {run_.error}", expected="the step runs to the end", fix=fix, evidence={"seconds": f"{run_.seconds:.1f}"})
+
+
+def _unusable(check_id: str, run_: ChildRun, needs: Needs, fix: str) -> CheckResult | None:
+    """The verdict when a step produced no facts or found its package missing, else None."""
+    if run_.facts is None:
+        return _failed(check_id, run_, fix)
+    if "missing" in run_.facts:
+        return needs.missing(check_id, run_.facts["missing"].split(".")[0])
+    return None
+
+
+def judge_numpy(run_: ChildRun, needs: Needs) -> CheckResult:
+    if early := _unusable("ACC001", run_, needs, needs.pip_install("--force-reinstall", "numpy")):
+        return early
+    f = run_.facts
+    worst_name, worst_err = max(f["errors"].items(), key=lambda kv: kv[1])
+    evidence = {"numpy": f["numpy"], "blas": f.get("blas") or "unknown", **{k: f"{v:.3g}" for k, v in f["errors"].items()}}
+    if not math.isfinite(worst_err) or worst_err > NUMPY_TOLERANCE:
+        return _result(
+            "ACC001", "blocked", observed=f"{worst_name} is off by {worst_err:.3g} (numpy {f['numpy']}, BLAS {evidence['blas']})",
+            expected=f"exact answers (error <= {NUMPY_TOLERANCE:g})", fix=needs.pip_install("--force-reinstall", "numpy"), evidence=evidence,
+        )
+    return _result("ACC001", "ok", observed=f"numpy {f['numpy']} ({evidence['blas']}): solve and matmul exact", evidence=evidence)
+
+
+def judge_train(run_: ChildRun, needs: Needs) -> CheckResult:
+    if early := _unusable("ACC002", run_, needs, needs.pip_install("--force-reinstall", "torch")):
+        return early
+    f = run_.facts
+    losses = f["losses"]
+    evidence = {"torch": f["torch"], "parameters": str(f["parameters"]), "losses": " ".join(f"{x:.4f}" for x in losses), "threads": str(f["threads"])}
+    trend = f"loss {losses[0]:.4f} -> {losses[-1]:.4f} over {len(losses)} SGD steps"
+    if not all(math.isfinite(x) for x in losses) or not f["grads_finite"]:
+        return _result("ACC002", "blocked", observed=f"non-finite loss or gradients ({trend})", expected="finite loss and gradients", fix=needs.pip_install("--force-reinstall", "torch"), evidence=evidence)
+    if not losses[-1] < losses[0]:
+        return _result("ACC002", "blocked", observed=f"the loss did not decrease ({trend})", expected="a lower loss after a few SGD steps", fix=needs.pip_install("--force-reinstall", "torch"), evidence=evidence)
+    return _result("ACC002", "ok", observed=f"torch {f['torch']}: {trend}, gradients finite ({f['parameters']} parameters)", evidence=evidence)
+
+
+def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
+    if early := _unusable("ACC003", run_, needs, "stackcheck preflight --deep  (shows what torch sees of the GPU)"):
+        return early
+    f = run_.facts
+    if f.get("device") is None:
+        build = f"CUDA {f['cuda_build']} build" if f.get("cuda_build") else ("ROCm build" if f.get("hip_build") else "a CPU-only build")
+        seen = f"torch {f['torch']} ({build}) sees no GPU"
+        if needs.gpu_required():
+            fix = (
+                "nvidia-smi  (is the driver loaded and a GPU visible? check CUDA_VISIBLE_DEVICES)"
+                if f.get("cuda_build")
+                else f"stackcheck preflight --profile {needs.profile.id}  (its CUDA checks name the torch build for this driver)"
+            )
+            return _result("ACC003", "blocked", observed=seen, expected=f"a GPU (profile {needs.profile.id} needs one)", fix=fix)
+        return _result("ACC003", "skipped", reason=seen)
+    evidence = {k: str(f[k]) for k in ("device", "device_name", "capability", "torch") if f.get(k)}
+    if "error" in f:
+        return _result(
+            "ACC003", "blocked", observed=f"matmul on {f.get('device_name', f['device'])} failed: {f['error']}",
+            expected="the GPU runs torch kernels", fix="stackcheck preflight --deep  (compares the GPU's architecture with torch's arch list)", evidence=evidence,
+        )
+    rel = f["max_abs_diff"] / f["max_abs"] if f["max_abs"] else math.inf
+    evidence["relative_diff"] = f"{rel:.3g}"
+    what = f"{f['n']}x{f['n']} fp32 matmul on {f.get('device_name', f['device'])}"
+    if not f["finite"] or not rel <= GPU_RELATIVE_TOLERANCE:
+        return _result(
+            "ACC003", "blocked", observed=f"{what} differs from the CPU by {rel:.3g} (relative)", expected=f"within {GPU_RELATIVE_TOLERANCE:g}",
+            fix="stackcheck preflight --deep  (driver / CUDA build mismatch?)", evidence=evidence,
+        )
+    return _result("ACC003", "ok", observed=f"{what} matches the CPU within {rel:.2g} (relative)", evidence=evidence)
+
+
+def judge_roundtrip(saved: ChildRun, loaded: ChildRun | None, needs: Needs) -> CheckResult:
+    reinstall = needs.pip_install("--force-reinstall", "safetensors")
+    if early := _unusable("ACC004", saved, needs, reinstall):
+        return early
+    if loaded is None or loaded.facts is None:
+        return _failed("ACC004", loaded or saved, reinstall)
+    s, f = saved.facts, loaded.facts
+    evidence = {"bytes": str(s["bytes"]), "tensors": str(s["tensors"]), "safetensors": s["safetensors"], "max_abs_diff": f"{f['max_abs_diff']:.3g}"}
+    if not f["identical"] or f["tensors"] != s["tensors"]:
+        return _result(
+            "ACC004", "blocked", observed=f"outputs after reloading differ (max |diff| {f['max_abs_diff']:.3g}, {f['tensors']}/{s['tensors']} tensors)",
+            expected="bit-identical outputs from the reloaded weights", fix=reinstall, evidence=evidence,
+        )
+    return _result(
+        "ACC004", "ok", observed=f"{s['tensors']} tensors ({s['bytes']} bytes, safetensors {s['safetensors']}) reloaded in a fresh process: outputs bit-identical",
+        evidence=evidence,
+    )

@@ -1,0 +1,63 @@
+"""``stackcheck accept``: does this environment actually work, end to end?"""
+
+from __future__ import annotations
+
+import click
+
+from stackcheck.cli.common import emit_json, finish, json_option, python_option, registry_option, strict_option
+
+
+@click.command()
+@click.option("--profile", "-p", "profile_id", metavar="ID", help="Also run this profile's preflight; decides which packages the steps insist on.")
+@registry_option
+@python_option
+@click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False), help="Report directory (default: ./stackcheck-accept-<UTC timestamp>/).")
+@click.option("--repo", metavar="DIR", type=click.Path(file_okay=False), help="Repository for the hygiene step (default: the one containing the current directory).")
+@click.option("--timeout", default=300.0, show_default=True, metavar="S", type=click.FloatRange(min=1), help="Time limit of each step's child process, in seconds.")
+@click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped steps in full too.")
+@json_option
+@strict_option
+def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, as_json, strict):
+    """Run the acceptance steps in the checked interpreter, each in its own child process
+    with a timeout (stackcheck need not be installed there):
+
+    \b
+      ACC001  NumPy solves a linear system and multiplies matrices with known answers
+      ACC002  torch trains a tiny transformer block: loss decreases, gradients finite
+      ACC003  a GPU matmul matches the same product on the CPU (skipped without a GPU)
+      ACC004  weights saved with safetensors reload in a fresh process, outputs bit-identical
+      ACC005  the version report: snapshot.json + summary.txt in the report directory
+      ACC006  the hygiene scan of the repository (skipped outside git)
+      ACC007  the profile's preflight (with --profile)
+
+    A missing package blocks the steps that need it (with the pip command for the checked
+    interpreter) when the profile requires it, or always without --profile (the standard
+    stack: numpy, torch, safetensors); a profile that does not need it skips them.
+    The report directory holds report.json (same shape as preflight's, kind "accept").
+
+    \b
+    Examples:
+      stackcheck accept
+      stackcheck accept --python .venv/bin/python --profile TRAIN-CPU --out acceptance/
+    """
+    from stackcheck.accept import accept as run_acceptance
+    from stackcheck.models.finding import exit_code
+    from stackcheck.render.text import report_text
+
+    profile, source = None, None
+    if profile_id:
+        from stackcheck.catalog import load_catalog
+
+        catalog = load_catalog(registry)
+        profile, source = catalog.get(profile_id), catalog.source
+    if python_path:
+        from stackcheck.probe.foreign import resolve_python
+
+        python_path = resolve_python(python_path)
+    result = run_acceptance(python_path=python_path, profile=profile, out_dir=out_dir, repo=repo, timeout=timeout, registry_source=source)
+    if as_json:
+        emit_json(result.report)
+    else:
+        click.echo(report_text(result.report, verbose=verbose), nl=False)
+        click.echo(f"  report: {result.report_path}")
+    finish(exit_code(result.report.verdict, strict))
