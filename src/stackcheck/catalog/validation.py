@@ -57,7 +57,7 @@ class _Validator:
         self.problems: list[Problem] = []
         self.entries: dict[str, Entry] = {}  # the profiles under validation
         self.broken: set[str] = set()  # profiles that cannot be resolved (shape, syntax, extends)
-        self.raw_fields: dict[str, set[str]] = {}  # fields already reported per profile in pass 2
+        self.reported_fields: dict[str, set[str]] = {}  # fields with a problem, per profile
         self.position: dict[str, int] = {REGISTRY: -1}  # problems are listed in file order
 
     # ----- driver -----
@@ -68,7 +68,7 @@ class _Validator:
             include_builtin = self._read(path, label) and include_builtin
         if self.beneath is None:
             self.beneath = builtin_entries() if include_builtin else {}
-        for pid, entry in self.entries.items():
+        for entry in self.entries.values():
             self._check_raw(entry)
         self._check_graph()
         self._check_resolved()
@@ -76,7 +76,7 @@ class _Validator:
 
     def add(self, file: str, profile: str, field: str, message: str) -> None:
         self.problems.append(Problem(file=file, profile=profile, field=field, message=message))
-        self.raw_fields.setdefault(profile, set()).add(field)
+        self.reported_fields.setdefault(profile, set()).add(field)
 
     def lookup(self, profile_id: str) -> Profile | None:
         entry = self.entries.get(profile_id) or self.beneath.get(profile_id)
@@ -210,7 +210,7 @@ class _Validator:
         from stackcheck.knowledge.consistency import profile_problems
 
         reported: dict[str, set[tuple[str, str]]] = {}
-        said_before = {pid: set(fields) for pid, fields in self.raw_fields.items()}  # pass 2 said it already
+        said_before = {pid: set(fields) for pid, fields in self.reported_fields.items()}  # pass 2 said it already
         chains = {}
         for pid in self.entries:
             if pid in self.broken:
