@@ -55,11 +55,11 @@ def snapshot(as_json, output, deep, python_path, collect_env_file, snapshot_file
     elif as_json:
         emit_json(snap)
     else:
-        click.echo(render_summary(snap))
+        click.echo(render_summary(snap, origin=snapshot_file or collect_env_file))
     finish(0)
 
 
-def render_summary(snap) -> str:
+def render_summary(snap, origin: str | None = None) -> str:
     """One line per section: status, source, and the facts people ask about first."""
     rows = [
         ("python", snap.python, _python_facts(snap)),
@@ -73,7 +73,9 @@ def render_summary(snap) -> str:
         ("env", snap.env, _env_facts(snap.env)),
         ("git", snap.git, _git_facts(snap.git)),
     ]
-    head = f"stackcheck snapshot ({snap.tool.command or 'live'}{', ' + snap.tool.captured_at if snap.tool.captured_at else ''})"
+    how = snap.tool.command or "live"
+    when = f", captured {snap.tool.captured_at}" if snap.tool.captured_at else ""
+    head = f"stackcheck snapshot ({how}{when}{', read from ' + origin if origin else ''})"
     lines = [head]
     for name, section, facts in rows:
         status = section.status + (f" [{section.source}]" if section.source else "")
