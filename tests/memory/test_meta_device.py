@@ -58,3 +58,26 @@ def test_deepseek_v3_on_meta_device():
         "n_group": 2, "topk_group": 1,
     }
     assert count_parameters(from_config(cfg)).total == _meta_count(cfg)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        # Gemma: tied by default (no tie_word_embeddings key), MQA, head_dim ≠ hidden/heads
+        dict(model_type="gemma", hidden_size=2048, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=1,
+             head_dim=256, intermediate_size=16384, vocab_size=256000),
+        # Gemma 2: four norms per layer
+        dict(model_type="gemma2", hidden_size=2304, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=4,
+             head_dim=256, intermediate_size=9216, vocab_size=256000),
+        # Gemma 3 text: four norms per layer + q/k norms
+        dict(model_type="gemma3_text", hidden_size=1152, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
+             head_dim=256, intermediate_size=6912, vocab_size=262144),
+        # Llama with every bias switched on
+        dict(model_type="llama", hidden_size=256, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
+             intermediate_size=512, vocab_size=1000, attention_bias=True, mlp_bias=True),
+    ],
+    ids=["gemma", "gemma2", "gemma3_text", "llama-biases"],
+)
+def test_other_families_on_meta_device(cfg):
+    assert count_parameters(from_config(cfg)).total == _meta_count(cfg)

@@ -27,12 +27,16 @@ FAMILIES: dict[str, str] = {
     "qwen3_moe": "qwen3_moe",
     "deepseek_v2": "deepseek",
     "deepseek_v3": "deepseek",
+    "gemma": "llama",
+    "gemma2": "gemma2",
+    "gemma3_text": "gemma3",
     "explicit": "explicit",  # sizes given on the command line: Llama layout, optional MoE
 }
 
 # transformers' per-class default of tie_word_embeddings where the config leaves it out
-_TIED_DEFAULT = {"llama": False, "qwen2": False, "qwen3": False, "mixtral": False,
-                 "qwen2_moe": False, "qwen3_moe": False, "deepseek": False}
+_TIED_DEFAULT = {"llama": False, "mistral": False, "qwen2": False, "qwen3": False, "mixtral": False,
+                 "qwen2_moe": False, "qwen3_moe": False, "deepseek_v2": False, "deepseek_v3": False,
+                 "explicit": False}  # gemma*: True, like PretrainedConfig's default
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class Architecture:
     o_bias: bool = False
     mlp_bias: bool = False
     qk_norm: bool = False
+    norms_per_layer: int = 2  # RMSNorms of width hidden per layer (Gemma 2/3: 4)
     # mixture of experts (experts == 0: dense)
     experts: int = 0
     experts_per_token: int = 0
@@ -154,7 +159,7 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
         head_dim = hidden // heads
     vocab = _positive(cfg, source, "vocab_size")
     intermediate = _positive(cfg, source, "intermediate_size", "n_inner", default=4 * hidden)
-    tied = _field(cfg, source, "tie_word_embeddings", default=_TIED_DEFAULT.get(family, True), kind=bool)
+    tied = _field(cfg, source, "tie_word_embeddings", default=_TIED_DEFAULT.get(model_type, True), kind=bool)
     max_positions = _field(cfg, source, "max_position_embeddings", "n_positions", default=None)
     attention_bias = _field(cfg, source, "attention_bias", default=False, kind=bool)
     mlp_bias = _field(cfg, source, "mlp_bias", default=False, kind=bool)
@@ -170,6 +175,8 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
         arch.update(qkv_bias=True)
     elif family in ("qwen3", "qwen3_moe"):
         arch.update(qkv_bias=attention_bias, o_bias=attention_bias, qk_norm=True)
+    elif family in ("gemma2", "gemma3"):  # pre/post norms around attention and MLP
+        arch.update(qkv_bias=attention_bias, o_bias=attention_bias, qk_norm=family == "gemma3", norms_per_layer=4)
     elif family == "qwen2_moe":
         arch.update(qkv_bias=True)
     elif family == "explicit":
@@ -286,7 +293,7 @@ def count_parameters(a: Architecture) -> ParamCount:
     sparse = set(a.sparse_layers) if a.experts else set()
     per_layer: list[int] = []
     mlp_total = linear = biases = active = 0
-    layer_norms = 2 * a.hidden  # input + post-attention RMSNorm
+    layer_norms = a.norms_per_layer * a.hidden  # input + post-attention RMSNorm (+ Gemma's two more)
     for i in range(a.layers):
         m_linear, m_bias, _router, m_total, m_active = _mlp(a, i in sparse)
         mlp_total += m_total
