@@ -159,3 +159,9 @@ def record_in(ledger, catalog, tmp_path):
         return record(draft, snapshot=snapshot_path(snapshot), ledger=into or ledger, catalog=catalog, cwd=tmp_path)
 
     return _record
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_ledger(request):
+    """The same tests over the SQLite index and the PostgreSQL index."""
+    return request.getfixturevalue("ledger" if request.param == "sqlite" else "pg_ledger")

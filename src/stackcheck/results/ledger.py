@@ -138,12 +138,8 @@ class Ledger:
         if rerun.status != "ok":
             return []
         flags = []
-        for earlier in self.same_candidate(rerun):
-            if earlier.digest == rerun.digest or earlier.snapshot_digest == rerun.snapshot_digest:
-                continue
+        for earlier in self._measured_runs_elsewhere(rerun):
             if earlier.created_at > rerun.created_at or not earlier.tolerance:
-                continue
-            if ladder.rank(self.level_of(earlier)) < ladder.rank("measured"):
                 continue
             outside = [o for o in ladder.within_tolerance(earlier, rerun) if "no tolerance" not in o]
             if outside:
@@ -153,6 +149,18 @@ class Ledger:
                                 text=text, proof={"rerun": _hex(rerun.digest)})
                 )
         return flags
+
+    def _measured_runs_elsewhere(self, rerun: ResultRecord) -> list[ResultRecord]:
+        """Runs of the same candidate from other snapshots standing at measured or above:
+        the ones a rerun can contradict (selected in the index, so recording stays O(1))."""
+        measured = LEVELS[ladder.rank("measured"):]
+        marks = ", ".join("?" for _ in measured)
+        rows = self.index.records(
+            f"WHERE identity_key = ? AND snapshot_digest <> ? AND status = 'ok' AND (evidence IN ({marks})"
+            f" OR id IN (SELECT record_id FROM events WHERE kind = 'promotion' AND level IN ({marks})))",
+            (rerun.identity_key, rerun.snapshot_digest, *measured, *measured),
+        )
+        return [r for r in (self._load_row(row) for row in rows) if r is not None]
 
     # ----- reading ----------------------------------------------------------------------
     def get(self, ref: str) -> tuple[ResultRecord, Path]:
