@@ -128,3 +128,16 @@ def test_deep_arch_list_overrides_the_table():
     snap = recorded("v100-cu130")
     snap.torch.arch_list = ["sm_70", "sm_75", "sm_80", "sm_90"]  # e.g. a custom build
     assert not evaluate(Scope(predicate="gpu-arch-not-in-torch-build"), snap, KB).matches
+
+
+def test_flash_attn_prebuilt_wheel_for_another_torch():
+    snap = make_snapshot(dist("flash-attn", "2.5.8+cu122torch2.3cxx11abiFALSE"), torch="2.4.0+cu121", torch_cuda="12.1")
+    m = evaluate(Scope(predicate="flash-attn-wheel-mismatch"), snap, KB)
+    assert m.matches and "built for torch 2.3, installed torch 2.4.0+cu121" in m.evidence[0]
+    ok = make_snapshot(dist("flash-attn", "2.5.8+cu122torch2.3cxx11abiFALSE"), torch="2.3.1+cu121", torch_cuda="12.1")
+    assert not evaluate(Scope(predicate="flash-attn-wheel-mismatch"), ok, KB).matches
+    from_source = make_snapshot(dist("flash-attn", "2.8.3"), torch="2.4.0+cu121", torch_cuda="12.1")
+    assert not evaluate(Scope(predicate="flash-attn-wheel-mismatch"), from_source, KB).matches
+    url = make_snapshot(dist("flash_attn", "2.7.4.post1", direct_url="https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1+cu12torch2.6cxx11abiTRUE-cp311-cp311-linux_x86_64.whl"),
+                        torch="2.8.0+cu128", torch_cuda="12.8")
+    assert evaluate(Scope(predicate="flash-attn-wheel-mismatch"), url, KB).matches

@@ -7,6 +7,7 @@ A rule names one in ``scope.predicate``, optionally with arguments after colons:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -337,6 +338,34 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
             expected=[f"glibc >= {need} (manylinux_{need.replace('.', '_')} wheels)"],
         )
     return ScopeMatch.failed()
+
+
+_FA_LABEL = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNORECASE)
+
+
+@predicate("flash-attn-wheel-mismatch")
+def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+    """The installed flash-attn is a prebuilt wheel for another torch minor or CUDA major than
+    the installed torch (its wheel name / local version says ``+cu12torch2.3cxx11abiFALSE``)."""
+    fa, torch = snap.distribution("flash-attn") or snap.distribution("flash_attn"), snap.distribution("torch")
+    if fa is None or torch is None:
+        return ScopeMatch.failed("flash-attn or torch not installed")
+    m = _FA_LABEL.search(fa.version) or _FA_LABEL.search(fa.direct_url or "")
+    if m is None:
+        return ScopeMatch.failed("flash-attn was built from source here (no prebuilt-wheel label)")
+    build = torch_build(snap, kb)
+    wheel_cuda, wheel_torch = m.group(1)[:2], m.group(2)
+    problems = []
+    if release_of(torch.version) != wheel_torch:
+        problems.append(f"built for torch {wheel_torch}, installed torch {torch.version}")
+    if build and build.cuda and version(build.cuda) and str(version(build.cuda).major) != wheel_cuda:
+        problems.append(f"built for CUDA {wheel_cuda}, torch uses CUDA {build.cuda}")
+    if not problems:
+        return ScopeMatch.failed()
+    return ScopeMatch.held(
+        f"flash-attn {fa.version}: " + "; ".join(problems),
+        expected=[f"a flash-attn wheel labelled torch{release_of(torch.version)} (cu{version(build.cuda).major if build and build.cuda else '?'})"],
+    )
 
 
 @predicate("ld-library-path-has-system-cuda")
