@@ -100,3 +100,22 @@ def test_plain_machine_has_no_hosted_platform():
 def test_collect_runs_on_this_machine():
     sec = hosted.collect()
     assert sec.status in ("ok", "absent") and all(p.signal for p in sec.platforms)
+
+
+def test_macos_path_uses_sysctl(monkeypatch):
+    monkeypatch.setattr(plat._platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(plat._platform, "mac_ver", lambda: ("15.1", ("", "", ""), "arm64"))
+    answers = {"machdep.cpu.brand_string": "Apple M3 Pro", "hw.memsize": "38654705664"}
+    monkeypatch.setattr(plat, "_sysctl", lambda name: answers[name])
+    sec = plat.collect()
+    assert (sec.system, sec.distro_id, sec.distro_version) == ("Darwin", "macos", "15.1")
+    assert sec.cpu_model == "Apple M3 Pro" and sec.memory_total_bytes == 38654705664
+    assert sec.libc_family == "" and sec.shm_total_bytes is None
+
+
+def test_windows_path_never_raises(monkeypatch):
+    monkeypatch.setattr(plat._platform, "system", lambda: "Windows")
+    monkeypatch.setattr(plat._platform, "release", lambda: "11")
+    sec = plat.collect()
+    assert (sec.status, sec.system, sec.distro_id, sec.distro_name) == ("ok", "Windows", "windows", "Windows 11")
+    assert sec.libc_family == ""
