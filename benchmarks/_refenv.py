@@ -59,6 +59,44 @@ def ensure_reference_venv(path: str | os.PathLike | None = None, *, quiet: bool 
     return str(python)
 
 
+def install_stackcheck(python: str) -> str:
+    """Install this checkout (editable) into the venv; return its ``stackcheck`` script."""
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", str(ROOT)], check=True)
+    return str(Path(python).parent / "stackcheck")
+
+
+def bench_env(python: str) -> dict[str, str]:
+    """The environment of a shell that activated the venv: no PYTHONPATH, its bin first."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX")}
+    env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def time_commands(commands: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, dict]:
+    """Per command: median process wall time and median CPU time (user + sys of the child,
+    in s) and the last exit code. Runs are interleaved (round-robin after one warm-up each) so
+    the noise of a shared machine hits every command alike; CPU time is the steadier figure
+    when other work competes for the cores."""
+    import resource
+    import statistics
+    import time
+
+    for argv in commands.values():
+        subprocess.run(argv, capture_output=True, env=env)
+    wall: dict[str, list[float]] = {k: [] for k in commands}
+    cpu: dict[str, list[float]] = {k: [] for k in commands}
+    codes: dict[str, int] = {}
+    for _ in range(runs):
+        for label, argv in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            codes[label] = subprocess.run(argv, capture_output=True, env=env).returncode
+            wall[label].append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[label].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k]), "exit": codes[k]} for k in commands}
+
+
 def distribution_count(python: str) -> int:
     out = subprocess.run(
         [python, "-c", "import importlib.metadata as m; print(len(list(m.distributions())))"],

@@ -11,8 +11,10 @@ that, so every problem says whether it comes from an extra (``via_extra``); the 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 
 from stackcheck.deps.index import DistIndex, parse_requirement, parse_version
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
@@ -65,6 +67,7 @@ class DepGraph:
         self.extras: dict[str, set[str]] = {key: set() for key in self.nodes}
         self.edges: dict[str, list[Edge]] = {}
         self.invalid: list[tuple[str, str]] = []  # (requirer, unparsable Requires-Dist)
+        self._marker_cache: dict[tuple[str, str], bool] = {}
         self._build()
         self.requirers: dict[str, list[Edge]] = {}
         for edges in self.edges.values():
@@ -89,16 +92,19 @@ class DepGraph:
 
     def _applicable(self, key: str):
         dist = self.nodes[key]
-        active = tuple(sorted(self.extras[key]))
+        active = tuple(sorted(normalize_name(e) for e in self.extras[key]))
         for text in dist.requires:
+            gate = extra_gate(text)
+            if gate is not None and gate not in active:
+                continue  # needs an extra nobody asks for: no need to parse it
             req = parse_requirement(text)
             if req is None:
                 if (key, text) not in self.invalid:
                     self.invalid.append((key, text))
                 continue
             via = None
-            if req.marker is not None and not self.index.marker_applies(req):
-                via = next((e for e in active if self.index.marker_applies(req, (e,))), None)
+            if req.marker is not None and not self._holds(req, text, ""):
+                via = next((e for e in active if self._holds(req, text, e)), None)
                 if via is None:
                     continue
             target = normalize_name(req.name)
@@ -110,6 +116,12 @@ class DepGraph:
                 fits = not req.specifier or (version is not None and req.specifier.contains(version, prereleases=True))
                 state, installed = ("satisfied" if fits else "mismatch"), dep.version
             yield Edge(key, target, text, state, installed, via), set(req.extras)
+
+    def _holds(self, req, text: str, extra: str) -> bool:
+        key = (text, extra)
+        if key not in self._marker_cache:
+            self._marker_cache[key] = self.index.marker_applies(req, (extra,) if extra else ())
+        return self._marker_cache[key]
 
     # ----- queries -----
     def problems(self, *, include_extras: bool = True) -> list[Problem]:
@@ -180,6 +192,21 @@ class DepGraph:
 
         keys = [normalize_name(r) for r in roots] if roots else self.roots()
         return [node(k, None, ()) for k in keys]
+
+
+_EXTRA_CLAUSE = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+
+
+@lru_cache(maxsize=8192)
+def extra_gate(text: str) -> str | None:
+    """The extra a requirement is conditional on when its marker is a conjunction holding one
+    ``extra == "x"`` clause — most Requires-Dist of big projects (transformers has hundreds).
+    Such a requirement is skipped unparsed unless someone asks for that extra."""
+    _, semi, marker = text.partition(";")
+    if not semi or "extra" not in marker or " or " in marker:
+        return None
+    found = _EXTRA_CLAUSE.findall(marker)
+    return normalize_name(found[0]) if len(found) == 1 else None
 
 
 def _spec_of(text: str) -> str:
