@@ -132,3 +132,40 @@ def test_cuda002_windows_cu130_is_not_guessed():
     snap = make_snapshot(gpus=[("NVIDIA RTX 4090", "8.9", 24)], driver="581.15", torch="2.13.0+cu130", torch_cuda="13.0", system="Windows")
     [o] = run("CUDA002", snap)
     assert o.verdict == "skipped" and "not in the knowledge tables" in o.reason and o.reason.startswith("cannot judge without")
+
+
+def test_cuda002_judges_by_the_drivers_cuda_level_when_only_that_is_known():
+    # a pasted report: nvidia-smi's "CUDA Version: 11.4" (or torch's "found version 11040"), no driver line
+    snap = make_snapshot(gpus=[("Tesla T4", "7.5", 16)], driver="", driver_cuda="11.4", torch="2.1.0+cu121", torch_cuda="12.1")
+    [o] = run("CUDA002", snap)
+    assert o.verdict == "blocked" and o.observed.startswith("a driver for CUDA <= 11.4")
+    assert "--index-url https://download.pytorch.org/whl/cu118" in o.fix  # a build the driver's CUDA 11 runs
+    snap.accelerators.cuda_driver_version = "12.0"
+    assert verdicts("CUDA002", snap) == ["warning"]
+    snap.accelerators.cuda_driver_version = "12.4"
+    assert verdicts("CUDA002", snap) == ["ok"]
+
+
+def test_collect_env_silence_about_the_driver_is_not_a_fact():
+    from stackcheck.environment import load_collect_env
+    from tests.factories import DATA
+
+    path = DATA / "collect_env" / "torch21-cu121-driver470.txt"
+    if not path.exists():
+        pytest.skip("collect_env sample not present")
+    snap = load_collect_env(str(path))
+    [o] = run("CUDA002", snap)
+    if snap.accelerators.cuda_driver_version:  # the importer read torch's "found version 11040"
+        assert o.verdict == "blocked"
+    else:
+        assert o.verdict == "skipped" and o.reason.startswith("cannot judge without")
+
+
+def test_torch_cuda_none_is_not_a_rocm_build():
+    from stackcheck.knowledge import load_knowledge
+    from stackcheck.knowledge.scope import evaluate
+    from stackcheck.models.rule import Scope
+
+    snap = make_snapshot(torch="2.5.1+rocm6.2", torch_cuda=None)
+    snap.torch.hip = "6.2.41133"
+    assert not evaluate(Scope(torch_cuda="none"), snap, load_knowledge()).matches

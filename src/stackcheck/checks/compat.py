@@ -20,14 +20,14 @@ SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy
 
 
 
-def install_torch(ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str]) -> str | None:
+def install_torch(ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str], driver_cuda: str | None = None) -> str | None:
     """The pip command for the newest torch build that runs with ``driver`` on GPUs ``ccs``,
     preferring the installed release; companions (torchvision/torchaudio) follow the release."""
     snap = ctx.snapshot
     plat, machine = snap.platform.system or "linux", snap.platform.machine or "x86_64"
     installed = release_of(build.version)
     for strict in (True, False):
-        builds = list(kb.fitting_builds(driver=driver, ccs=ccs, platform=plat, machine=machine, strict=strict))
+        builds = list(kb.fitting_builds(driver=driver, ccs=ccs, platform=plat, machine=machine, strict=strict, driver_cuda=driver_cuda))
         if builds:
             break
     if not builds:
@@ -65,11 +65,11 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
         yield skipped(fit.reason)
         return
     snap, kb, build, req = ctx.snapshot, ctx.knowledge, fit.build, fit.need
-    native = kb.newest_cuda_for_driver(fit.driver, snap.platform.system or "linux")
-    observed = f"driver {fit.driver}" + (f" (native CUDA {native})" if native and fit.band != "ok" else "")
+    native = kb.newest_cuda_for_driver(fit.driver, snap.platform.system or "linux") if fit.driver else None
+    observed = fit.shown + (f" (native CUDA {native})" if native and fit.band != "ok" else "")
     observed += f" with torch {build.version} (CUDA {build.cuda})"
     ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
-    alt = install_torch(ctx, kb, build, driver=fit.driver, ccs=ccs)
+    alt = install_torch(ctx, kb, build, driver=fit.driver or None, ccs=ccs, driver_cuda=fit.driver_cuda or None)
     if fit.band == "below-floor":
         target = req.toolkit_driver or req.mvc_floor
         fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")

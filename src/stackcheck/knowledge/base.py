@@ -171,14 +171,26 @@ class Knowledge:
         return covers(arch_list, cc)
 
     def fitting_builds(
-        self, *, driver: str | None, ccs: list[str], platform: str = "linux", machine: str = "x86_64", strict: bool = True
+        self,
+        *,
+        driver: str | None,
+        ccs: list[str],
+        platform: str = "linux",
+        machine: str = "x86_64",
+        strict: bool = True,
+        driver_cuda: str | None = None,
     ) -> Iterator[tuple[TorchRelease, str]]:
         """(release, CUDA) pairs, newest first, whose stable build runs with ``driver`` and
         carries kernels for every capability in ``ccs``. ``strict``: the driver meets the
-        build's toolkit driver (no compatibility mode); otherwise its CUDA-major floor."""
+        build's toolkit driver (no compatibility mode); otherwise its CUDA-major floor.
+        Without a driver version, ``driver_cuda`` (the highest CUDA it supports) decides."""
         d = version(driver) if driver else None
+        top = version(driver_cuda) if d is None and driver_cuda else None
         for rel in sorted(self.torch.releases, key=lambda r: Version(r.torch), reverse=True):
             for cuda in sorted(rel.cuda_builds or [], key=Version, reverse=True):
+                c = Version(cuda)
+                if top is not None and ((c.major, c.minor) > (top.major, top.minor) if strict else c.major > top.major):
+                    continue
                 if d is not None:
                     req = self.driver_requirement(cuda, platform)
                     need = version(req.toolkit_driver if strict else req.mvc_floor)

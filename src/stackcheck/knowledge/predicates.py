@@ -118,21 +118,33 @@ def cuda_torch(snap: Snapshot, kb: Knowledge) -> TorchBuild | ScopeMatch:
 
 @dataclass(frozen=True)
 class DriverFit:
-    """How the driver relates to what torch's CUDA runtime needs."""
+    """How the driver relates to what torch's CUDA runtime needs. ``driver`` is empty when only
+    the highest CUDA the driver supports is known (``driver_cuda``, e.g. from nvidia-smi's
+    header or torch's "found version 11040" warning in a pasted report)."""
 
     build: TorchBuild
     driver: str
     need: DriverRequirement
+    driver_cuda: str = ""
 
     @property
     def band(self) -> str:
         """``below-floor`` (CUDA unusable) | ``compat-mode`` (floor met, toolkit driver not) | ``ok``."""
+        if not self.driver:  # judged by CUDA levels: a major below torch's is below its floor
+            have, need = version(self.driver_cuda), version(self.build.cuda)
+            if have.major < need.major:
+                return "below-floor"
+            return "compat-mode" if (have.major, have.minor) < (need.major, need.minor) else "ok"
         d = version(self.driver)
         if d < version(self.need.mvc_floor):
             return "below-floor"
         if self.need.toolkit_driver and d < version(self.need.toolkit_driver):
             return "compat-mode"
         return "ok"
+
+    @property
+    def shown(self) -> str:
+        return f"driver {self.driver}" if self.driver else f"a driver for CUDA <= {self.driver_cuda}"
 
     @property
     def required(self) -> str:
@@ -151,13 +163,18 @@ def driver_fit(snap: Snapshot, kb: Knowledge) -> DriverFit | ScopeMatch:
     build = cuda_torch(snap, kb)
     if isinstance(build, ScopeMatch):
         return build
-    drv = snap.accelerators.driver_version
+    acc = snap.accelerators
+    drv, drv_cuda = acc.driver_version, acc.cuda_driver_version
+    need = kb.driver_requirement(build.cuda, snap.platform.system or "linux")
+    if not drv and version(drv_cuda) is not None and version(build.cuda) is not None:
+        return DriverFit(build, "", need, drv_cuda)
     if not drv:
         return ScopeMatch.failed("no NVIDIA driver found") if no_nvidia_driver(snap) else ScopeMatch.unknown("driver version")
-    need = kb.driver_requirement(build.cuda, snap.platform.system or "linux")
-    if need.mvc_floor is None or version(drv) is None:
-        return ScopeMatch.unknown(f"a driver requirement for CUDA {build.cuda} on {need.platform} with driver {drv!r} (not in the knowledge tables)")
-    return DriverFit(build, drv, need)
+    if version(drv) is None:
+        return ScopeMatch.unknown(f"a readable driver version (the snapshot says {drv!r})")
+    if need.mvc_floor is None:
+        return ScopeMatch.unknown(f"a driver requirement for CUDA {build.cuda} on {need.platform} (not in the knowledge tables)")
+    return DriverFit(build, drv, need, drv_cuda)
 
 
 @predicate("gpu-arch-not-in-torch-build")
@@ -199,7 +216,7 @@ def _driver_band(band: str, doc: str) -> Predicate:
         if fit.band != band:
             return ScopeMatch.failed()
         return ScopeMatch.held(
-            f"driver {fit.driver} < {fit.required}", f"torch {fit.build.version} (CUDA {fit.build.cuda})", expected=[fit.expected]
+            f"{fit.shown} < {fit.required}", f"torch {fit.build.version} (CUDA {fit.build.cuda})", expected=[fit.expected]
         )
 
     judge.__doc__ = doc

@@ -113,7 +113,8 @@ def _torch_cuda(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     if not build.known:
         return ScopeMatch.unknown("torch CUDA build")
     if scope.torch_cuda == "none":
-        return ScopeMatch.held(f"torch {build.version} is a CPU build") if build.cuda is None else ScopeMatch.failed()
+        cpu = build.cuda is None and not build.hip
+        return ScopeMatch.held(f"torch {build.version} is a CPU build") if cpu else ScopeMatch.failed()
     if build.cuda is None:
         return ScopeMatch.failed("torch is not a CUDA build")
     if in_spec(cuda_minor(build.cuda), scope.torch_cuda):
@@ -193,7 +194,8 @@ def no_nvidia_driver(snap: Snapshot) -> bool:
     """The snapshot looked for an NVIDIA driver and found none (a fact, unlike a missing
     section in a pasted collect_env output)."""
     acc = snap.accelerators
-    return acc.status == "absent" and bool(acc.looked_for) and not acc.driver_version
+    imported = acc.source == "collect_env" or snap.tool.command == "collect_env"  # silence in a paste is no proof
+    return acc.status == "absent" and bool(acc.looked_for) and not acc.driver_version and not imported
 
 
 _FIELDS: dict[Callable, str] = {
