@@ -23,8 +23,8 @@ from collections.abc import Callable
 import msgspec
 
 from stackcheck.errors import InputError
-from stackcheck.versions import simplify
 from stackcheck.models.profile import DocsLinks, Forbidden, GpuRequirement, PlatformConstraint, Profile
+from stackcheck.versions import simplify
 
 _DEFAULTS = Profile(id="")
 _SCALARS = ("title", "category", "purpose", "evidence_scope")
