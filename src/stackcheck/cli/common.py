@@ -38,3 +38,14 @@ def finish(code: int) -> None:
     """Leave a command with an exit code (click's standalone_mode is off in main)."""
     ctx = click.get_current_context()
     ctx.exit(code)
+
+
+def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bool = False) -> None:
+    """Print a judging command's Report: JSON, a Markdown table, or the readable text."""
+    if as_json:
+        emit_json(report)
+        return
+    from stackcheck.render.text import report_markdown, report_text
+
+    text = report_markdown(report) if as_markdown else report_text(report, verbose=verbose)
+    click.echo(text, nl=False)

@@ -6,7 +6,7 @@ import click
 
 from stackcheck.cli.common import (
     collect_env_option,
-    emit_json,
+    emit_report,
     finish,
     json_option,
     python_option,
@@ -60,14 +60,5 @@ def doctor(python_path, kernel_name, snapshot_file, collect_env_file, skip, as_j
     report = judge(snapshot, command="doctor", skip=split_ids(skip))
     if kernel_name:
         report.environment["kernel"] = kernel_name
-    if as_json:
-        emit_json(report)
-    elif as_markdown:
-        from stackcheck.render.text import report_markdown
-
-        click.echo(report_markdown(report), nl=False)
-    else:
-        from stackcheck.render.text import report_text
-
-        click.echo(report_text(report, verbose=verbose), nl=False)
+    emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
     finish(exit_code(report.verdict, strict))

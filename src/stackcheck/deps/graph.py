@@ -194,6 +194,7 @@ class DepGraph:
         return [node(k, None, ()) for k in keys]
 
 
+_OR = re.compile(r"\bor\b")
 _EXTRA_CLAUSE = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
 
@@ -203,7 +204,7 @@ def extra_gate(text: str) -> str | None:
     ``extra == "x"`` clause — most Requires-Dist of big projects (transformers has hundreds).
     Such a requirement is skipped unparsed unless someone asks for that extra."""
     _, semi, marker = text.partition(";")
-    if not semi or "extra" not in marker or " or " in marker:
+    if not semi or "extra" not in marker or _OR.search(marker):
         return None
     found = _EXTRA_CLAUSE.findall(marker)
     return normalize_name(found[0]) if len(found) == 1 else None
