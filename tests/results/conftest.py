@@ -39,25 +39,9 @@ def registry_file(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def catalog(registry_file):
-    try:
-        from stackcheck.catalog import load_catalog
-    except ImportError:  # until the catalog package lands: the registry's profiles as they are
-        return _RegistryCatalog(registry_file)
+    from stackcheck.catalog import load_catalog
+
     return load_catalog(str(registry_file))
-
-
-class _RegistryCatalog:
-    def __init__(self, path: Path):
-        import msgspec
-
-        from stackcheck.models.profile import Registry
-
-        self.source = str(path)
-        self.digest = "sha256:" + __import__("hashlib").sha256(path.read_bytes()).hexdigest()
-        self._profiles = {p.id: p for p in msgspec.json.decode(path.read_bytes(), type=Registry).profiles}
-
-    def get(self, profile_id):
-        return self._profiles[profile_id]
 
 
 def snapshot_path(name: str) -> Path:
