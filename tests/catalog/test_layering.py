@@ -83,6 +83,11 @@ def test_platform_allowed_sets_intersect_and_higher_glibc_wins():
     assert (plat.os, plat.arch, plat.min_glibc) == (["linux"], ["x86_64"], "2.35")
 
 
+def test_platform_sets_that_do_not_meet_keep_the_childs_list():
+    lookup = catalog({"id": "BASE", "platform": {"os": ["linux"]}}, {"id": "CHILD", "extends": ["BASE"], "platform": {"os": ["windows"]}})
+    assert resolve("CHILD", lookup).platform.os == ["windows"]  # never widened to "any"; validate reports it
+
+
 def test_forbidden_union_and_a_restated_entry_takes_the_childs_reason():
     lookup = catalog(
         {"id": "BASE", "forbidden": [{"requirement": "vllm", "reason": "base", "use_instead": "SERVE"}, {"requirement": "sglang"}]},

@@ -141,6 +141,13 @@ def test_platform_values(write_registry):
     ]
 
 
+def test_platform_sets_that_layering_empties(write_registry):
+    assert check(write_registry, [
+        {"id": "LINUX", "platform": {"os": ["linux"], "arch": ["x86_64", "aarch64"]}},
+        {"id": "WIN", "extends": ["LINUX"], "platform": {"os": ["windows"], "arch": ["aarch64"]}},
+    ]) == ["WIN.platform.os: no os is allowed by every layer (LINUX: linux; WIN: windows)"]
+
+
 def test_knowledge_consistency_becomes_problems(write_registry, monkeypatch):
     def profile_problems(profile):
         if "vllm==0.11.0" in profile.requirements and "torch==2.9.0" in profile.requirements:

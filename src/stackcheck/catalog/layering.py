@@ -193,7 +193,8 @@ def _merge_platform(a: PlatformConstraint | None, b: PlatformConstraint | None) 
         return b if a is None else a
 
     def allowed(x: list[str], y: list[str]) -> list[str]:
-        return [v for v in x if v in y] if x and y else list(x or y)
+        # an empty intersection would read as "any": keep the child's list, validate reports it
+        return ([v for v in x if v in y] or list(y)) if x and y else list(x or y)
 
     glibc = [g for g in (a.min_glibc, b.min_glibc) if g]
     return PlatformConstraint(

@@ -281,6 +281,11 @@ def _resolved_problems(profile: Profile, layers: list[Profile]) -> list[tuple[tu
         req = required.get(requirement_key(banned)[0])
         if req is not None and (not banned.specifier or versions.is_subset(req.specifier, banned.specifier)):
             found.append((("forbidden", banned.name), "forbidden", f"{banned.name}: required as {str(req)!r} but the profile forbids {f.requirement!r}"))
+    for field in ("os", "arch"):
+        stated = [(layer.id, getattr(layer.platform, field)) for layer in layers if layer.platform and getattr(layer.platform, field)]
+        if stated and not set.intersection(*(set(values) for _, values in stated)):
+            said = "; ".join(f"{pid}: {', '.join(values)}" for pid, values in stated)
+            found.append(((f"platform.{field}", ""), f"platform.{field}", f"no {field} is allowed by every layer ({said})"))
     if profile.gpu:
         if profile.gpu.torch_cuda is not None and versions.is_empty(profile.gpu.torch_cuda):
             found.append((("gpu.torch_cuda", ""), "gpu.torch_cuda", f"no CUDA build satisfies {profile.gpu.torch_cuda!r} after layering"))
