@@ -69,6 +69,14 @@ def test_python_window_of_the_engine():
     assert field == "python"
 
 
+def test_python_window_of_torch():
+    [(field, msg)] = problems(requirements=["torch>=2.9"], python="==3.9.*")
+    assert field == "python" and ">=3.10,<3.15" in msg
+    assert problems(requirements=["torch>=2.6"], python="==3.9.*") == []
+    assert problems(requirements=["torch==2.2.*"], python="==3.12.*") == []  # experimental there
+    assert problems(requirements=["torch==2.1.*"], python="==3.12.*")
+
+
 def test_sglang_exact_transformers_pin_via_its_srt_extra():
     assert problems(requirements=["sglang[srt]==0.4.6", "transformers>=4.52"])
     assert problems(requirements=["sglang==0.5.6", "transformers==4.57.1"]) == []

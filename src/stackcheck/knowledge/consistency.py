@@ -140,20 +140,36 @@ def _forbidden_via_pins(kb: Knowledge, profile: Profile, wanted: dict[str, list[
 
 
 def _python_window(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]]) -> list[tuple[str, str]]:
-    """The profile's Python window misses every admitted release's Requires-Python."""
+    """The profile's Python window misses every Python the admitted releases of a required
+    engine (their Requires-Python) or of torch (its supported window) support."""
     from stackcheck import versions
 
     if not profile.python:
         return []
-    problems = []
+    candidates: list[tuple[str, list[str]]] = []
     for engine in _required(wanted):
         rows = _rows_in(kb, engine.name, engine.spec)
-        windows = [row.requires_python for row in rows]
-        if rows and all(windows) and all(versions.is_empty(versions.intersect(w, profile.python)) for w in windows):
-            problems.append(
-                ("python", f"python {profile.python!r} excludes every Python {engine.text!r} supports ({', '.join(sorted(set(windows)))})")
-            )
+        if rows and all(row.requires_python for row in rows):
+            candidates.append((engine.text, [row.requires_python for row in rows]))
+    torch = [w for w in wanted.get("torch", []) if w.field == "requirements"]
+    if torch:
+        releases = _torch_releases(kb, torch[0].spec)
+        experimental = any(versions.contains(profile.python, f"{p}.0") for r in releases for p in r.python_experimental)
+        windows = [r.python or r.requires_python for r in releases]  # 2.15: only its wheel's Requires-Python is known
+        if releases and all(windows) and not experimental:
+            candidates.append((torch[0].text, windows))
+    problems = []
+    for what, windows in candidates:
+        if all(versions.is_empty(versions.intersect(w, profile.python)) for w in windows):
+            problems.append(("python", f"python {profile.python!r} excludes every Python {what!r} supports ({', '.join(sorted(set(windows)))})"))
     return problems
+
+
+def _torch_releases(kb: Knowledge, spec: SpecifierSet):
+    """The torch release rows with at least one version inside ``spec``."""
+    from stackcheck import versions
+
+    return [r for r in kb.torch.releases if not versions.is_empty(versions.intersect(spec, _release_range(r.torch)))]
 
 
 def _torch_spec(kb: Knowledge, wanted: dict[str, list[Wanted]], markers: dict[str, str]) -> tuple[SpecifierSet, str]:
@@ -181,11 +197,7 @@ def _cuda_builds(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]
     if not want:
         return []
     spec, why = _torch_spec(kb, wanted, markers)
-    releases = [
-        r
-        for r in kb.torch.releases
-        if not versions.is_empty(versions.intersect(spec, _release_range(r.torch)))
-    ]
+    releases = _torch_releases(kb, spec)
     if not releases or any(r.cuda_builds is None for r in releases):
         return []  # nothing known to judge by
     offered = sorted({c for r in releases for c in r.all_cuda_builds}, key=lambda c: tuple(map(int, c.split("."))))
