@@ -79,7 +79,9 @@ def record(file, snapshot_file, registry, ledger, as_json):
         runs = len(ledger.same_candidate(done.record))
         click.echo(f"recorded {s.id} ({s.evidence}) at {s.path}")
         click.echo(f"candidate {s.candidate}: " + ("new candidate" if runs == 1 else f"run {runs} of this candidate"))
-        click.echo(f"profile {done.record.profile.id}: preflight {done.record.profile.verdict}")
+        prof = done.record.profile
+        failing = f" ({', '.join(prof.failing_checks)})" if prof.failing_checks else ""
+        click.echo(f"profile {prof.id}: preflight {prof.verdict}{failing}")
     for flag in done.flags:
         click.echo(f"flagged earlier record {flag.record_id[:16]}: {flag.text}", err=True)
     finish(0)

@@ -16,6 +16,7 @@ import msgspec
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.results.contract import ResultRecord
 from stackcheck.results.identity import identity_fields, short
+from stackcheck.results.ladder import relative_change
 
 # Fields that must match for comparability (prefixes of the flattened identity) besides hardware.
 MUST_MATCH = ("model.", "backend.", "workload.", "hardware")
@@ -116,7 +117,7 @@ def diff(a: ResultRecord, b: ResultRecord, varying: list[str] = ()) -> Diff:
                 unit=(ma or mb).unit,
                 a=ma.value if ma else None,
                 b=mb.value if mb else None,
-                relative=(mb.value - ma.value) / max(abs(ma.value), 1e-12) if ma and mb else None,
+                relative=relative_change(ma.value, mb.value) if ma and mb else None,
                 a_cv=ma.dispersion.cv if ma and ma.dispersion else None,
                 b_cv=mb.dispersion.cv if mb and mb.dispersion else None,
             )
@@ -162,7 +163,8 @@ def render(d: Diff) -> str:
         under = f" (varying: {', '.join(d.varying)})" if d.varying else ""
         lines.append(f"verdict: comparable{under}")
     else:
-        lines.append("verdict: NOT comparable; besides the variable under test these differ:")
+        besides = "besides the variable under test" if d.varying else "and none is named as the variable under test"
+        lines.append(f"verdict: NOT comparable; these differ {besides}:")
         lines.extend(f"  - {f}" for f in d.blocking)
         lines.append("  name the variable under test with --varying FIELD, or compare runs that differ only in it")
     for v in d.unused_varying:

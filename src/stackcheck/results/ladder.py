@@ -177,16 +177,17 @@ def within_tolerance(original: ResultRecord, rerun: ResultRecord) -> list[str]:
         elif other is None:
             out.append(f"{name}: missing in the rerun")
         else:
-            rel = relative_change(metric.value, other.value)
-            if rel > limit:
-                out.append(f"{name}: {metric.value:g} → {other.value:g} (±{rel:.1%} > ±{limit:.1%})")
+            delta = relative_change(metric.value, other.value)
+            if abs(delta) > limit:
+                out.append(f"{name}: {metric.value:g} → {other.value:g} ({delta:+.1%}, tolerance ±{limit:.1%})")
     return out
 
 
 def relative_change(a: float, b: float) -> float:
+    """Signed change from ``a`` to ``b`` relative to ``a`` (0.05 = 5 % higher)."""
     if a == b:
         return 0.0
-    return abs(b - a) / max(abs(a), 1e-12)
+    return (b - a) / max(abs(a), 1e-12)
 
 
 def reproductions(r: ResultRecord, ledger: Evidence) -> list[ResultRecord]:
