@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
 from stackcheck.knowledge.base import Knowledge, release_of, version
-from stackcheck.knowledge.predicates import TorchBuild, cuda_torch, driver_fit, torch_archs
+from stackcheck.knowledge.facts import TorchBuild, cuda_torch, driver_fit, torch_archs
 from stackcheck.knowledge.scope import ScopeMatch
 
 INDEX_URL = "https://download.pytorch.org/whl/cu{}"

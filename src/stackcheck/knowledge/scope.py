@@ -105,7 +105,7 @@ def _packages_absent(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
 
 
 def _torch_cuda(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
-    from stackcheck.knowledge.predicates import torch_build
+    from stackcheck.knowledge.facts import torch_build
 
     build = torch_build(snap, kb)
     if build is None:
