@@ -105,6 +105,7 @@ def render_text(d) -> str:
         out.append("")
     if d.failure_region:
         first, last = (d.failure_region_lines + [0, 0])[:2]
-        out.append(f"Failure region (lines {first}-{last}):")
+        what = "No failure region found; last lines" if d.failure_region_kind == "tail" else "Failure region"
+        out.append(f"{what} (lines {first}-{last}):")
         out.extend(f"  | {line}" for line in d.failure_region.splitlines())
     return "\n".join(out).rstrip()

@@ -165,6 +165,7 @@ def triage_stream(
         matches=matches,
         failure_region=shown.text if shown else "",
         failure_region_lines=[shown.start, shown.end] if shown else [],
+        failure_region_kind=shown.kind if shown else "",
         environment_source=environment_source,
         regions_found=scan.regions,
         lines_read=lineno,
@@ -264,7 +265,9 @@ def _shown_region(scan: _Scan, matches: list[TriageMatch], whole: list[str] | No
     region = scan.last_traceback or scan.last_region
     if region is None and whole:
         region = _around(whole, len(whole), before=REGION_DISPLAY_LINES - 1, after=0)
+        region.kind = "tail"
     if region is not None and len(region.lines) > REGION_DISPLAY_LINES:
+        # keep the end: a traceback's exception line and an error's message come last
         cut = FailureRegion(start=region.end - REGION_DISPLAY_LINES + 1, kind=region.kind)
         for offset, line in enumerate(region.lines[-REGION_DISPLAY_LINES:]):
             cut.add(cut.start + offset, line)

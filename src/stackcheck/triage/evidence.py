@@ -102,7 +102,7 @@ def _grab(pattern: re.Pattern, text: str) -> int | None:
     return parse_size(m.group("v")) if m else None
 
 
-@interprets("tried", "total", "free", "allocated", "reserved", "cached", "detail")
+@interprets("tried", "total", "free", "allocated", "reserved", "cached", "detail", "gpu")
 def _oom(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
     tried, total, free = (parse_size(groups.get(k)) for k in ("tried", "total", "free"))
     detail = groups.get("detail", "")
@@ -126,8 +126,8 @@ def _oom(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading
     if tried > total:
         reading.evidence.append("the single request is larger than the whole GPU: no allocator setting can help")
         reading.fixes.append("Shrink what is allocated at once (batch size, sequence length, image size) or shard the model across GPUs.")
-    elif unallocated is not None and unallocated >= tried:
-        reading.evidence.append("reserved-but-unallocated memory exceeds the request: fragmentation, not total demand")
+    elif unallocated is not None and (unallocated >= tried or unallocated >= total // 5):
+        reading.evidence.append(f"{human(unallocated)} is reserved but unallocated: fragmentation adds to the demand")
         reading.fixes.append("Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` before the process starts (fragmentation).")
     if in_use is not None and free is not None and total - free - in_use > max(total // 20, 256 * 2**20):
         others = total - free - in_use
@@ -263,3 +263,20 @@ def _shm(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading
         reading.agree(f"/dev/shm in the environment is only {human(size)}")
     else:
         reading.evidence.append(f"/dev/shm in the environment is {human(size)}: check it is not full (`df -h /dev/shm`)")
+
+
+# ----- NCCL watchdog -------------------------------------------------------------------------
+
+
+@interprets("op", "timeout_ms", "ran_ms", "seq")
+def _watchdog(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
+    op, seq = groups.get("op", "a collective"), groups.get("seq")
+    timeout, ran = (int(groups[k]) / 1000 if groups.get(k) else None for k in ("timeout_ms", "ran_ms"))
+    what = f"{op} #{seq}" if seq else op
+    if timeout is not None and ran is not None:
+        reading.evidence.append(f"{what} waited {ran:.0f} s against a timeout of {timeout:.0f} s")
+    if timeout is not None and timeout <= 600:
+        reading.fixes.append(
+            f"The timeout is {timeout:.0f} s: if one rank legitimately works longer alone (evaluation, checkpointing, "
+            "dataset preprocessing), raise it with `init_process_group(timeout=timedelta(minutes=60))`."
+        )

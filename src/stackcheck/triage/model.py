@@ -23,6 +23,9 @@ class Diagnosis(msgspec.Struct, kw_only=True):
     matches: list[TriageMatch]  # best first; empty when no known cause matched
     failure_region: str  # the region the best match came from, else the most telling one
     failure_region_lines: list[int] = []  # [first, last], 1-based
+    # traceback | error | signature | whole (a short input matched as a whole) | tail (no
+    # failure region was found: the last lines of the input)
+    failure_region_kind: str = ""
     environment_source: str = "none"  # where the environment facts came from
     regions_found: int = 0
     lines_read: int = 0

@@ -25,13 +25,14 @@ TRACEBACK_START = "Traceback (most recent call last)"
 _ERROR_LINE = re.compile(
     r"##\[error\]"
     r"|\b[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b"
-    r"|\b(?:ERROR|FAILED|FAILURE|FATAL)\b|\bError:|\b(?:error|fatal)(?:\[\w+\])?:"
+    r"|\b(?:ERRORS?|FAIL|FAILED|FAILURES?|FATAL)\b|\b(?:Error|Failure)s?\b:?|\b(?:error|fatal|fail)(?:\[\w+\])?:"
+    r"|There (?:was|were) \d+ (?:failure|error)s?|\b[1-9]\d* (?:failing|failed|failures?|errors?)\b"
     r"|\bNCCL WARN\b|\bCUDA error\b|\bnccl\w*Error\b"
-    r"|Segmentation fault|core dumped|^Killed\b|\bBus error\b"
-    r"|Assertion .{0,300} failed"
+    r"|Segmentation fault|core dumped|^Killed\b|\bBus error\b|\baborted!"
+    r"|Assertion .{0,300} failed|\bfailed on line\b|\[compilation failed\]"
     r"|exited with (?:code )?[1-9]|exit (?:code|status) [1-9]"
     r"|No matching distribution found|ResolutionImpossible|Could not find a version that satisfies"
-    r"|npm ERR!|BUILD FAILED"
+    r"|npm ERR!|BUILD FAILED|\bFailed to\b|\bnot ok \d|\u274c|\bDubious\b|^Offenses:"
 )
 # The last line of a Python traceback: "ValueError: …", "torch.OutOfMemoryError: …", "KeyboardInterrupt".
 _EXCEPTION_LINE = re.compile(

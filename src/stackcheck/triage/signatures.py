@@ -41,24 +41,25 @@ def literal_length(pattern: str) -> int:
     ``No module named`` counts 15, ``\\d+ GiB`` counts 4 (the space and "GiB"); character
     classes, quantified atoms' repeats, group syntax and flags count nothing."""
     count = 0
+    last_literal = False  # did the previous atom count? (an optional one is then uncounted)
     i, n = 0, len(pattern)
     while i < n:
         ch = pattern[i]
         if ch == "\\" and i + 1 < n:
-            count += 0 if pattern[i + 1] in _CLASS_ESCAPES or pattern[i + 1].isalpha() else 1
+            last_literal = not (pattern[i + 1] in _CLASS_ESCAPES or pattern[i + 1].isalpha())
+            count += last_literal
             i += 2
             continue
+        last_was, last_literal = last_literal, False
         if ch == "[":  # a character class matches one unknown character
             j = i + 1
             while j < n and pattern[j] != "]":
                 j += 2 if pattern[j] == "\\" else 1
             i = j + 1
-            continue
-        if ch == "{":  # {m,n} repeat counts
+        elif ch == "{":  # {m,n} repeat counts
             j = pattern.find("}", i)
             i = j + 1 if j != -1 else i + 1
-            continue
-        if ch == "(" and pattern.startswith("?", i + 1):  # (?:, (?i), (?P<name>
+        elif ch == "(" and pattern.startswith("?", i + 1):  # (?:, (?i), (?P<name>
             if pattern.startswith("?P<", i + 1):
                 i = pattern.find(">", i) + 1
             else:
@@ -66,14 +67,14 @@ def literal_length(pattern: str) -> int:
                 while j < n and pattern[j] not in ":)":
                     j += 1
                 i = j + 1
-            continue
-        if ch in _META:
-            if ch in "?*" and count:  # an optional literal is not demanded
+        elif ch in _META:
+            if ch in "?*" and last_was:  # an optional literal is not demanded
                 count -= 1
             i += 1
-            continue
-        count += 1
-        i += 1
+        else:
+            count += 1
+            last_literal = True
+            i += 1
     return count
 
 
