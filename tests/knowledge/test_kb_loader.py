@@ -158,3 +158,22 @@ def test_every_fact_row_of_the_packaged_data_has_a_declared_source():
             assert row.sources
             for src in row.sources:
                 assert src in table.sources or "/" in src or "#" in src, (row, src)
+
+
+def test_cli_reports_a_broken_knowledge_file_in_one_line_and_exits_2(data: Path):
+    import os
+    import subprocess
+    import sys
+
+    edit_rule(data, "KB006", severity="fatal")
+    snapshot = Path(__file__).resolve().parents[1] / "data" / "snapshots" / "h100-single.json"
+    if not snapshot.exists():
+        pytest.skip("recorded snapshot not present")
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "doctor", "--snapshot", str(snapshot)],
+        env={**os.environ, "STACKCHECK_KNOWLEDGE_DIR": str(data)},
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"stackcheck: error: {data}/rules/curated.json: rule KB006: severity: invalid enum value 'fatal'"]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
