@@ -299,3 +299,18 @@ def test_record_lists_a_module_that_is_gone(env):
     found = findings(env.python)
     assert set(found) == {"DEP004"}
     assert "'speedup'" in found["DEP004"][0].observed
+
+
+def test_stackcheck_itself_survives_the_polluted_pythonpath_it_reports(shell, tmp_path):
+    """The ROS copy of `packaging` on PYTHONPATH would otherwise be imported by stackcheck
+    itself (here: a stub without packaging.requirements). The console script shields itself
+    with -E and still probes the interpreter as PYTHONPATH makes it run."""
+    ros = tmp_path / "opt/ros/humble/lib/python3.10/site-packages"
+    write_dist(ros, "packaging", "21.3")
+    shell.setenv("PYTHONPATH", str(ros))
+    script = Path(sys.executable).parent / "stackcheck"
+    done = subprocess.run([str(script), "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)
+    non_ok = {(c["id"], c["subject"]) for c in report["checks"] if c["verdict"] == "blocked"}
+    assert ("ISO003", str(ros)) in non_ok and ("ISO001", "packaging") in non_ok

@@ -78,6 +78,11 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one-line errors and exit 2 for bad input, never a traceback."""
+    if argv is None and os.environ.get("PYTHONPATH") and not sys.flags.ignore_environment and os.name == "posix":
+        # A polluted PYTHONPATH (ROS's python3.10 site-packages) must not change the code
+        # stackcheck itself runs. Restart with -E; os.environ keeps PYTHONPATH, so the
+        # probes still see and report it (probe.interpreter_sections).
+        os.execv(sys.executable, [sys.executable, "-E", "-m", "stackcheck", *sys.argv[1:]])
     from stackcheck.errors import InputError, Refused
 
     try:

@@ -44,7 +44,9 @@ class ProbeContext:
 
 def interpreter_sections(python_path: str | None = None, modules: tuple[str, ...] = ()) -> dict:
     """python + packages for the live interpreter, or for ``python_path`` via a child process."""
-    if python_path is None or _same_interpreter(python_path):
+    if python_path is None and sys.flags.ignore_environment and os.environ.get("PYTHONPATH"):
+        python_path = sys.executable  # stackcheck shielded itself with -E: probe how this python really runs
+    elif python_path is None or _same_interpreter(python_path):
         from stackcheck.probe import interpreter
 
         return interpreter.gather(modules=modules)
