@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
 from stackcheck.knowledge.base import Knowledge, release_of, version
 from stackcheck.knowledge.facts import TorchBuild, cuda_torch, driver_fit, torch_archs
-from stackcheck.knowledge.scope import ScopeMatch
+from stackcheck.knowledge.scope import ScopeMatch, dist_index
 
 INDEX_URL = "https://download.pytorch.org/whl/cu{}"
 SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html")
@@ -38,7 +38,7 @@ def install_torch(ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, 
     reqs = [torch_pin]
     for name in ("torchvision", "torchaudio"):
         paired = getattr(rel, name)
-        if snap.distribution(name) is not None and paired:
+        if dist_index(snap).get(name) is not None and paired:
             reqs.append(f"{name}=={paired}.*")
     return f"{ctx.pip_install(*reqs)} --index-url {INDEX_URL.format(cuda.replace('.', ''))}"
 
@@ -68,8 +68,9 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
     native = kb.newest_cuda_for_driver(fit.driver, snap.platform.system or "linux") if fit.driver else None
     observed = fit.shown + (f" (native CUDA {native})" if native and fit.band != "ok" else "")
     observed += f" with torch {build.version} (CUDA {build.cuda})"
-    ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
-    alt = install_torch(ctx, kb, build, driver=fit.driver or None, ccs=ccs, driver_cuda=fit.driver_cuda or None)
+    if fit.band != "ok":
+        ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
+        alt = install_torch(ctx, kb, build, driver=fit.driver or None, ccs=ccs, driver_cuda=fit.driver_cuda or None)
     if fit.band == "below-floor":
         target = req.toolkit_driver or req.mvc_floor
         fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from packaging.requirements import Requirement
@@ -49,7 +49,9 @@ class DriverRequirement(NamedTuple):
     platform: str
 
 
+@lru_cache(maxsize=2048)
 def version(text: str | None) -> Version | None:
+    """A parsed version, ``None`` for an empty or non-PEP 440 text (cached: tables repeat)."""
     if not text:
         return None
     try:
@@ -151,10 +153,14 @@ class Knowledge:
             return None
         minor = cuda_minor(cuda)
         machine = "aarch64" if machine.lower() in ("aarch64", "arm64") else "x86_64"
-        for row in self.archs.builds:
-            if row.cuda == minor and row.machine == machine and SpecifierSet(row.torch).contains(f"{rel}.0", prereleases=True):
+        for torch_range, row in self._arch_rows:
+            if row.cuda == minor and row.machine == machine and torch_range.contains(f"{rel}.0", prereleases=True):
                 return row
         return None
+
+    @cached_property
+    def _arch_rows(self) -> list[tuple[SpecifierSet, ArchListRow]]:
+        return [(SpecifierSet(row.torch), row) for row in self.archs.builds]
 
     def arch_list(self, torch_version: str, cuda: str, machine: str = "x86_64", platform: str = "linux") -> list[str] | None:
         """The ``torch.cuda.get_arch_list()`` of a build, from the tables (None: unknown)."""
@@ -230,14 +236,20 @@ class Knowledge:
     def pin_ranges(self, package: str) -> list[tuple[PinRow, Version, Version]]:
         """Each pin row of ``package`` with the versions it covers, ``[start, end)``: up to the
         next row (or ``before``); the last row covers only its own minor series."""
-        rows = self._pins_by_package.get(normalize_name(package), [])
-        out = []
-        for i, row in enumerate(rows):
-            start = Version(row.version)
-            end = version(row.before)
-            if end is None:
-                end = Version(rows[i + 1].version) if i + 1 < len(rows) else Version(f"{start.major}.{start.minor + 1}.dev0")
-            out.append((row, start, end))
+        return self._pin_ranges.get(normalize_name(package), [])
+
+    @cached_property
+    def _pin_ranges(self) -> dict[str, list[tuple[PinRow, Version, Version]]]:
+        out = {}
+        for package, rows in self._pins_by_package.items():
+            ranges = []
+            for i, row in enumerate(rows):
+                start = Version(row.version)
+                end = version(row.before)
+                if end is None:
+                    end = Version(rows[i + 1].version) if i + 1 < len(rows) else Version(f"{start.major}.{start.minor + 1}.dev0")
+                ranges.append((row, start, end))
+            out[package] = ranges
         return out
 
     def pins_for(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from stackcheck.knowledge.archs import covers
 from stackcheck.knowledge.base import DriverRequirement, Knowledge, cuda_minor, version
-from stackcheck.knowledge.scope import ScopeMatch, no_nvidia_driver
+from stackcheck.knowledge.scope import ScopeMatch, dist_index, no_nvidia_driver
 from stackcheck.models.snapshot import Snapshot
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def torch_build(snap: Snapshot, kb: Knowledge) -> TorchBuild | None:
     an unlabelled Linux x86_64 wheel.
     """
     t = snap.torch
-    dist = snap.distribution("torch")
+    dist = dist_index(snap).get("torch")
     ver = t.version or (dist.version if dist else "")
     if not ver:
         return None

@@ -15,7 +15,7 @@ from packaging.version import Version
 from stackcheck.knowledge.archs import arch_span, cc_tuple
 from stackcheck.knowledge.base import Knowledge, cuda_minor, release_of, version
 from stackcheck.knowledge.facts import cuda_torch, driver_fit, torch_archs, torch_build, uncovered_gpus
-from stackcheck.knowledge.scope import ScopeMatch, in_spec, no_nvidia_driver
+from stackcheck.knowledge.scope import ScopeMatch, dist_index, in_spec, no_nvidia_driver
 from stackcheck.models.snapshot import Snapshot
 
 Predicate = Callable[[Snapshot, Knowledge, list[str]], ScopeMatch]
@@ -128,7 +128,7 @@ def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if len(args) != 2:
         raise ValueError("pin-mismatch needs two arguments: pin-mismatch:ENGINE:DEPENDENCY")
     engine, dep = args
-    e, d = snap.distribution(engine), snap.distribution(dep)
+    e, d = dist_index(snap).get(engine), dist_index(snap).get(dep)
     if e is None or d is None:
         return ScopeMatch.failed(f"{engine if e is None else dep} not installed")
     row = kb.engine_pins(engine, e.version)
@@ -157,7 +157,7 @@ def _companion(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if len(args) != 1 or args[0] not in ("torchvision", "torchaudio"):
         raise ValueError("companion-mismatch needs one argument: torchvision or torchaudio")
     name = args[0]
-    torch, comp = snap.distribution("torch"), snap.distribution(name)
+    torch, comp = dist_index(snap).get("torch"), dist_index(snap).get(name)
     if torch is None or comp is None:
         return ScopeMatch.failed(f"{'torch' if torch is None else name} not installed")
     rel = kb.torch_release(torch.version)
@@ -176,7 +176,7 @@ def _companion(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
 @predicate("python-outside-torch-window")
 def _python_window(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     """The interpreter's Python is outside the installed torch release's supported window."""
-    torch = snap.distribution("torch")
+    torch = dist_index(snap).get("torch")
     if torch is None:
         return ScopeMatch.failed("torch not installed")
     py = snap.python.version
@@ -198,7 +198,7 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     (manylinux tag) than this system has — typically a source or conda build gone wrong."""
     if len(args) != 1:
         raise ValueError("glibc-below-wheel needs one argument: the package")
-    dist = snap.distribution(args[0])
+    dist = dist_index(snap).get(args[0])
     if dist is None:
         return ScopeMatch.failed(f"{args[0]} not installed")
     if args[0] == "torch":
@@ -229,7 +229,7 @@ _FA_LABEL = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNOREC
 def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     """The installed flash-attn is a prebuilt wheel for another torch minor or CUDA major than
     the installed torch (its wheel name / local version says ``+cu12torch2.3cxx11abiFALSE``)."""
-    fa, torch = snap.distribution("flash-attn") or snap.distribution("flash_attn"), snap.distribution("torch")
+    fa, torch = dist_index(snap).get("flash-attn") or dist_index(snap).get("flash_attn"), dist_index(snap).get("torch")
     if fa is None or torch is None:
         return ScopeMatch.failed("flash-attn or torch not installed")
     m = _FA_LABEL.search(fa.version) or _FA_LABEL.search(fa.direct_url or "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -63,6 +64,23 @@ def evaluate(scope: Scope, snapshot: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch(True, True, evidence, [], expected, suggest)
 
 
+_INDEX: list = []  # one slot: (snapshot, distributions list, its length, DistIndex)
+
+
+def dist_index(snap: Snapshot):
+    """The snapshot's DistIndex, built once for the many rules judged on one snapshot (rebuilt
+    when the snapshot or its distribution list changes)."""
+    from stackcheck.deps.index import DistIndex
+
+    dists = snap.packages.distributions
+    if _INDEX and _INDEX[0] is snap and _INDEX[1] is dists and _INDEX[2] == len(dists):
+        return _INDEX[3]
+    index = DistIndex(snap)
+    _INDEX[:] = [snap, dists, len(dists), index]
+    return index
+
+
+@lru_cache(maxsize=512)
 def spec(text: str) -> SpecifierSet:
     try:
         return SpecifierSet(text)
@@ -81,9 +99,9 @@ def in_spec(value: str, specifier: str) -> bool:
 def _packages(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     if snap.packages.status in ("failed", "timeout"):
         return ScopeMatch.unknown("installed packages")
-    from stackcheck.deps.index import DistIndex, parse_requirement
+    from stackcheck.deps.index import parse_requirement
 
-    index = DistIndex(snap)
+    index = dist_index(snap)
     evidence = []
     for text in scope.packages:
         st = index.evaluate(text)
@@ -98,7 +116,7 @@ def _packages(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
 def _packages_absent(scope: Scope, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     if snap.packages.status in ("failed", "timeout"):
         return ScopeMatch.unknown("installed packages")
-    present = [n for n in scope.packages_absent if snap.distribution(n) is not None]
+    present = [n for n in scope.packages_absent if dist_index(snap).get(n) is not None]
     if present:
         return ScopeMatch.failed(f"{present[0]} is installed")
     return ScopeMatch.held(*(f"{n} not installed" for n in scope.packages_absent))
