@@ -170,3 +170,12 @@ def test_ledger_in_postgresql_via_dsn(sc, tmp_path, pg_ledger):
 def test_unreachable_postgresql_is_a_one_line_error(sc, tmp_path):
     code, _, err = sc("list", ledger="postgresql://nobody:secret@127.0.0.1:9/none")
     assert code == 2 and "cannot connect" in err and "secret" not in err
+
+
+@pytest.mark.slow
+def test_record_takes_a_live_snapshot_without_snapshot_file(sc, tmp_path):
+    code, out, err = sc("record", write(tmp_path, "r.json", full_draft(profile="LAB-CPU", **{"backend.version": "0"})), "--json")
+    assert code == 0, err
+    shown = json.loads(sc("show", json.loads(out)["id"], "--json")[1])
+    assert shown["snapshot"]["tool"]["command"] == "live"
+    assert shown["snapshot"]["python"]["executable"]

@@ -102,3 +102,14 @@ def test_temp_files_of_unfinished_writes_are_never_listed(record_in, any_ledger)
     (any_ledger.records_dir / f".{done.stored.id}.json.abc.tmp").write_bytes(b'{"topic": "half')
     assert len(list(any_ledger.files())) == 1
     assert any_ledger.reindex()["skipped"] == 0
+
+
+def test_a_copied_record_validates_and_a_renamed_ledger_file_does_not(record_in, ledger, tmp_path):
+    done = record_in(full_draft(), into=ledger)
+    copy = tmp_path / "shared-with-a-colleague.json"
+    copy.write_bytes(open(done.stored.path, "rb").read())
+    assert validate_file(copy).valid
+    other = record_in(full_draft(run_label="other"), into=ledger)
+    swapped = ledger.records_dir / (other.record.digest.partition(":")[2] + ".json")
+    swapped.write_bytes(open(done.stored.path, "rb").read())  # another record's content under this name
+    assert "file name does not match" in validate_file(swapped).problems[0]

@@ -10,6 +10,7 @@ after the file in one transaction; :meth:`Ledger.reindex` rebuilds it from the f
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,6 +26,7 @@ from stackcheck.results.identity import content_digest, short
 from stackcheck.results.index import Index, default_url
 
 LEDGER_DIR_ENV = "STACKCHECK_LEDGER_DIR"
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def utc_now() -> str:
@@ -300,11 +302,13 @@ def read_verified(path: Path, model: type) -> tuple[object | None, list[str]]:
 
 
 def verify(obj: ResultRecord | Event, path: str | os.PathLike | None = None) -> list[str]:
-    """Tamper evidence: the content must hash to its digest, and the file be named after it."""
+    """Tamper evidence: the content must hash to its digest, and a ledger file (named by a
+    digest) be named after its own."""
     actual = content_digest(obj)
     if obj.digest != actual:
         return [f"tampered: content hashes to {short(actual)}, the file says {short(obj.digest) or '(no digest)'}"]
-    if path is not None and Path(path).stem != _hex(obj.digest):
+    stem = Path(path).stem if path is not None else ""
+    if _HEX64.fullmatch(stem) and stem != _hex(obj.digest):  # a ledger file (copies may be renamed)
         return [f"tampered: file name does not match the digest {short(obj.digest)}"]
     return []
 
