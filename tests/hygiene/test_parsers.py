@@ -108,3 +108,9 @@ def test_patterns_match_like_git(tmp_path):
         # git decides "dir/" patterns for paths it can see as directories; a file under one counts
         ours = {p for p in PATHS if is_ignored(parse(pattern), "HYG001", p)}
         assert ours == by_git, pattern
+
+
+def test_torchscript_class_references_are_not_python_imports():
+    data = pickle.dumps(0, protocol=2).replace(b"K\x00", b"c__torch__.___torch_mangle_26\nDemoModule\n)\x81")
+    scan = pickles.scan_bytes(data)
+    assert scan.imports == ["__torch__.___torch_mangle_26 DemoModule"] and scan.unsafe() == []

@@ -65,7 +65,9 @@ def is_safe(module: str, name: str) -> bool:
         return name.endswith("Storage") or name in _TORCH_VALUES
     if module == "numpy.dtypes":
         return name.endswith("DType")
-    return False
+    # TorchScript archives (torch.jit.save) name their compiled classes __torch__.*; the
+    # TorchScript loader builds those from the archive's code, it imports no Python module.
+    return module == "__torch__" or module.startswith("__torch__.")
 
 
 def is_dangerous(module: str, name: str) -> bool:
