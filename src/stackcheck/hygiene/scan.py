@@ -72,11 +72,12 @@ class _Scan:
         else:
             self.found.append(result)
 
+    def remove(self, path: str) -> str:
+        """How to take ``path`` out: untrack it in git mode, delete it in a plain folder."""
+        return f"git rm -r --cached {shlex.quote(path)}" if self.fs.mode == "git" else f"rm -r {shlex.quote(path)}"
+
     def git_rm(self, path: str, pattern: str) -> str:
-        q = shlex.quote(path)
-        if self.fs.mode == "git":
-            return f"git rm -r --cached {q} && echo {shlex.quote(pattern)} >> .gitignore"
-        return f"delete {q} before sharing this folder and add {shlex.quote(pattern)} to .gitignore"
+        return f"{self.remove(path)} && echo {shlex.quote(pattern)} >> .gitignore"
 
     def file(self, rel: str) -> None:
         full = os.path.join(self.fs.root, rel)
@@ -119,7 +120,7 @@ class _Scan:
             shown.append(f"{scan.unresolved} import(s) computed at load time")
         observed = "unpickling imports " + ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
         fix = (
-            "never load it (delete it and revoke what it could reach)"
+            f"do not load it; {self.remove(rel)} and find out where it came from"
             if any(pickles.is_dangerous(m, n) for m, n in unsafe)
             else "re-save the tensors with safetensors.torch.save_file(model.state_dict(), ...) from a trusted copy; "
             f"or accept it with a '{shlex.quote('HYG006:' + rel)}' line in {IGNORE_FILE}"
@@ -179,7 +180,7 @@ class _Scan:
                 continue
             ext = rel.rsplit(".", 1)[-1]
             fix = (
-                f"git rm --cached {shlex.quote(rel)}, then publish it on a model hub or track it with Git LFS "
+                f"{self.remove(rel)}, then publish it on a model hub or track it with Git LFS "
                 f"(git lfs track '*.{ext}'); or accept it with 'HYG002:{rel}' in {IGNORE_FILE}"
             )
             observed = f"{human_size(size)} weight file (threshold {human_size(self.max_weight)})"
