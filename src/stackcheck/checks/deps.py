@@ -20,11 +20,14 @@ from stackcheck.models.snapshot import Distribution, normalize_name
 BOTH = (PREFLIGHT, DOCTOR)
 
 
-def _no_packages(ctx):
-    """A skip outcome when the snapshot holds no package list (e.g. from collect_env)."""
+def no_package_metadata(ctx):
+    """A skip outcome when the snapshot holds no complete, metadata-based package list: none
+    at all, or collect_env's (torch-related packages only, no requirements or files)."""
     pk = ctx.snapshot.packages
     if pk.status != "ok":
         return skipped(f"the snapshot has no package list ({pk.status}, source {pk.source or 'unknown'})")
+    if pk.source == "collect_env":
+        return skipped("collect_env lists only torch-related packages, without their metadata")
     return None
 
 
@@ -47,7 +50,7 @@ install the required version with the checked interpreter; `stackcheck deps why 
 needs it.""",
 )
 def broken_requirements(ctx):
-    if (skip := _no_packages(ctx)) is not None:
+    if (skip := no_package_metadata(ctx)) is not None:
         yield skip
         return
     graph = graph_of(ctx)
@@ -79,7 +82,7 @@ Python does not have. Fix: reinstall it with the checked interpreter (pip then p
 that supports this Python), or use a Python it supports.""",
 )
 def requires_python(ctx):
-    if (skip := _no_packages(ctx)) is not None:
+    if (skip := no_package_metadata(ctx)) is not None:
         yield skip
         return
     version = ctx.snapshot.python.version
@@ -119,7 +122,7 @@ to load with "undefined symbol" or "cannot open shared object file". Fix: reinst
 the checked interpreter so pip picks a matching wheel.""",
 )
 def wheel_tags(ctx):
-    if (skip := _no_packages(ctx)) is not None:
+    if (skip := no_package_metadata(ctx)) is not None:
         yield skip
         return
     target = Target(ctx.snapshot)
@@ -151,7 +154,7 @@ and `~`-prefixed directories pip leaves behind when an uninstall or upgrade is i
 `--force-reinstall --no-deps`; delete the `~` leftovers.""",
 )
 def broken_installs(ctx):
-    if (skip := _no_packages(ctx)) is not None:
+    if (skip := no_package_metadata(ctx)) is not None:
         yield skip
         return
     found = 0
@@ -246,8 +249,8 @@ machine is CUDA003's business.) Fix: reinstall the companion for the installed t
 same index; uninstall runtime wheels of the other CUDA major.""",
 )
 def mixed_builds(ctx):
-    if (skip := _no_packages(ctx)) is not None:
-        yield skip
+    if ctx.snapshot.packages.status != "ok":  # collect_env's torch-related list is enough here
+        yield skipped("the snapshot has no package list")
         return
     torch = ctx.snapshot.distribution("torch")
     if torch is None:

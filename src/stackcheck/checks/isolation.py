@@ -12,6 +12,7 @@ import posixpath
 import re
 import shlex
 
+from stackcheck.checks.deps import no_package_metadata
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
 from stackcheck.models.snapshot import Distribution, normalize_name
 
@@ -81,10 +82,10 @@ different versions mean the code that runs is not the one pip reports or upgrade
 remove the foreign directory from the path (PYTHONPATH, .pth) or uninstall the stray copy.""",
 )
 def duplicates(ctx):
-    pk = ctx.snapshot.packages
-    if pk.status != "ok":
-        yield skipped("the snapshot has no package list")
+    if (skip := no_package_metadata(ctx)) is not None:
+        yield skip
         return
+    pk = ctx.snapshot.packages
     py = ctx.snapshot.python
     origins = _origins(py)
     order = {_norm(e): i for i, e in reversed(list(enumerate(py.sys_path)))}
@@ -135,10 +136,10 @@ either breaks the other. Read from top_level.txt / RECORD; namespace packages (`
 `nvidia`) are not collisions. Fix: uninstall both, then install the one you want.""",
 )
 def import_collisions(ctx):
-    pk = ctx.snapshot.packages
-    if pk.status != "ok":
-        yield skipped("the snapshot has no package list")
+    if (skip := no_package_metadata(ctx)) is not None:
+        yield skip
         return
+    pk = ctx.snapshot.packages
     owners: dict[str, dict[str, Distribution]] = {}
     for dist in pk.distributions:
         if dist.shadowed:

@@ -14,8 +14,8 @@ BOTH = (PREFLIGHT, DOCTOR)
 def _python_kernels(ctx):
     """(kernels, None) or (None, skip outcome) when the snapshot has no kernels section."""
     ks = ctx.snapshot.kernels
-    if ks.status == "absent" and ks.source not in ("", "not-probed", "not-implemented"):
-        return [], None  # looked for, none there
+    if ks.status == "absent" and ks.data_dirs:
+        return [], None  # looked for in these directories, none there
     if ks.status != "ok":
         return None, skipped(f"kernelspecs were not looked for ({ks.status}, {ks.source or 'not probed'})")
     return [k for k in ks.kernels if (k.language or "python").lower() == "python"], None
