@@ -57,7 +57,7 @@ def results():
     """
 
 
-@results.command()
+@results.command(short_help="Complete, prove and store a result (write-once).")
 @click.argument("file", metavar="FILE")
 @snapshot_option
 @registry_option
@@ -87,7 +87,7 @@ def record(file, snapshot_file, registry, ledger, as_json):
     finish(0)
 
 
-@results.command()
+@results.command(short_help="Per-field check of drafts, records, the ledger.")
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @ledger_options
 @json_option
@@ -115,7 +115,7 @@ def validate(files, ledger, as_json):
     finish(1 if any(not r.valid for r in reports) else 0)
 
 
-@results.command("list")
+@results.command("list", short_help="List records with their evidence level.")
 @click.option("--topic", metavar="TOPIC", help="Only the records of this topic.")
 @ledger_options
 @json_option
@@ -135,7 +135,7 @@ def list_(topic, ledger, as_json):
     finish(0)
 
 
-@results.command()
+@results.command(short_help="Show one record.")
 @click.argument("record_id", metavar="ID")
 @ledger_options
 @json_option
@@ -176,7 +176,7 @@ def show(record_id, ledger, as_json):
     finish(0)
 
 
-@results.command()
+@results.command(short_help="Why did my number change? Comparable or not.")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @click.option("--varying", multiple=True, metavar="FIELD", help="The variable under test, e.g. backend.args.attn_implementation (repeatable; a prefix such as backend covers its fields).")
@@ -196,7 +196,7 @@ def diff(a, b, varying, ledger, as_json):
     finish(0 if d.comparable else 1)
 
 
-@results.command()
+@results.command(short_help="Raise an evidence level, with proof.")
 @click.argument("record_id", metavar="ID")
 @click.option("--to", "level", type=LEVEL_CHOICE, required=True, help="The level to reach.")
 @ledger_options
@@ -207,13 +207,13 @@ def promote(record_id, level, ledger, as_json):
     rec, _ = ledger.get(record_id)
     event = ledger.promote(rec, level)
     if as_json:
-        emit_json({"event": event.digest.partition(":")[2][:16], "record": record_id, "evidence": level, "proof": event.proof})
+        emit_json({"event": event.digest.partition(":")[2][:16], "record": event.record_id[:16], "evidence": level, "proof": event.proof})
     else:
         click.echo(f"promoted {event.record_id[:16]} to {level} (event {event.digest.partition(':')[2][:16]})")
     finish(0)
 
 
-@results.command()
+@results.command(short_help="Record the decision of a topic.")
 @click.argument("topic")
 @click.argument("run_label")
 @click.option("--decision", required=True, metavar="TEXT", help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.")
@@ -230,7 +230,7 @@ def decide(topic, run_label, decision, ledger, as_json):
     finish(0)
 
 
-@results.command()
+@results.command(short_help="The experiment-assets table as Markdown.")
 @click.option("--topic", metavar="TOPIC", help="Only this topic.")
 @ledger_options
 @json_option
@@ -248,7 +248,7 @@ def assets(topic, ledger, as_json):
     finish(0)
 
 
-@results.command()
+@results.command(short_help="Rebuild the index from the files.")
 @ledger_options
 @json_option
 def reindex(ledger, as_json):
