@@ -88,6 +88,15 @@ def check(
     return register
 
 
+def document(id: str, title: str, *, explain: str, command: str) -> None:
+    """Register a check that another command runs itself (e.g. ``kernel check``, which needs a
+    child process per kernel), so ``stackcheck explain`` knows it. It never runs in
+    preflight or doctor."""
+    if id in _CHECKS:
+        raise ValueError(f"duplicate check ID {id}")
+    _CHECKS[id] = CheckSpec(id, title, explain.strip(), lambda ctx: (), frozenset({command}))
+
+
 def provider(fn: Callable[[], Iterable[CheckSpec]]) -> Callable[[], Iterable[CheckSpec]]:
     """Register a function that yields CheckSpecs built from data (called once, lazily)."""
     _PROVIDERS.append(fn)
