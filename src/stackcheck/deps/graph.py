@@ -76,19 +76,24 @@ class DepGraph:
 
     # ----- construction -----
     def _build(self) -> None:
-        # Extras requested of a project can unlock requirements that request further extras:
-        # iterate to a fixed point (a handful of rounds on real environments).
-        changed = True
-        while changed:
-            changed = False
-            for key in self.nodes:
-                for edge, extras in self._applicable(key):
-                    wanted = self.extras.get(edge.target)
-                    if wanted is not None and not extras <= wanted:
-                        wanted |= extras
-                        changed = True
-        for key in self.nodes:
-            self.edges[key] = [edge for edge, _ in self._applicable(key)]
+        # A worklist to a fixed point: a node is (re)read when the extras asked of it grow,
+        # since its edges depend only on its own extras. Real environments settle after
+        # re-reading a handful of nodes.
+        pending = deque(self.nodes)
+        queued = set(self.nodes)
+        while pending:
+            key = pending.popleft()
+            queued.discard(key)
+            edges = []
+            for edge, extras in self._applicable(key):
+                edges.append(edge)
+                wanted = self.extras.get(edge.target)
+                if wanted is not None and not extras <= wanted:
+                    wanted |= extras
+                    if edge.target not in queued:
+                        pending.append(edge.target)
+                        queued.add(edge.target)
+            self.edges[key] = edges
 
     def _applicable(self, key: str):
         dist = self.nodes[key]
