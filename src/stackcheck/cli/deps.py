@@ -36,7 +36,7 @@ def _graph(python_path, snapshot_file):
     return snapshot, DepGraph(snapshot)
 
 
-@deps.command()
+@deps.command(short_help="Missing and conflicting requirements (like pip check, plus extras).")
 @python_option
 @snapshot_option
 @click.option("--no-extras", is_flag=True, help="Only base requirements (exactly what `pip check` reports).")
@@ -82,7 +82,7 @@ def conflicts(python_path, snapshot_file, no_extras, as_json):
     finish(1 if problems else 0)
 
 
-@deps.command()
+@deps.command(short_help="The paths from what you installed down to PACKAGE.")
 @click.argument("package")
 @python_option
 @snapshot_option
@@ -127,7 +127,7 @@ def _label(graph, key: str) -> str:
     return f"{dist.name} {dist.version}" if dist else key
 
 
-@deps.command()
+@deps.command(short_help="The requirement tree (from PACKAGES, or from the roots).")
 @click.argument("packages", nargs=-1)
 @python_option
 @snapshot_option
