@@ -18,7 +18,7 @@ from stackcheck.models.snapshot import Distribution, normalize_name
 
 BOTH = (PREFLIGHT, DOCTOR)
 _PY_DIR = re.compile(r"(?:^|/)(?:lib|lib64)/python(\d+)\.(\d+)(?:/|$)")
-# For a contested import name, the owner to keep (others: the alphabetically last one).
+# For a contested import name, the owner to keep; otherwise the alphabetically last one is kept.
 _PREFERRED = {"pynvml": "nvidia-ml-py", "cv2": "opencv-python-headless"}
 _KNOWN_NAMESPACES = {"google", "nvidia", "azure", "backports", "jaraco", "sphinxcontrib", "zope", "ruamel", "mpl_toolkits", "cuda"}
 
@@ -61,7 +61,8 @@ def _own_minor(py) -> tuple[int, int] | None:
 
 def _unset_fix(origin: str, entry: str) -> str:
     if origin == "PYTHONPATH":
-        return f"remove {entry} from PYTHONPATH (e.g. `unset PYTHONPATH`, or do not source /opt/ros/*/setup.bash in this shell)"
+        ros = ", or do not source /opt/ros/*/setup.bash in this shell" if "/opt/ros/" in entry + "/" else ""
+        return f"remove {entry} from PYTHONPATH (e.g. `unset PYTHONPATH`{ros})"
     if origin.startswith(".pth file "):
         return f"delete the line {entry!r} from {origin[len('.pth file '):]}"
     if origin.startswith("the user site"):
