@@ -25,7 +25,8 @@ REGISTRY = {
         {"id": "LAB-GPU", "title": "single-GPU inference", "requirements": ["transformers>=4.50"], "evidence_scope": "single-gpu"},
         {"id": "LAB-MULTI", "title": "multi-GPU training", "requirements": ["transformers>=4.50"], "evidence_scope": "multi-gpu"},
         {"id": "LAB-CPU", "title": "CPU smoke", "evidence_scope": "cpu-smoke"},
-        {"id": "LAB-BROKEN", "title": "needs what no snapshot has", "requirements": ["nonexistent-package>=1"], "evidence_scope": "single-gpu"},
+        {"id": "LAB-BROKEN", "title": "needs what no snapshot has", "requirements": ["nonexistent-package>=1"],
+         "evidence_scope": "single-gpu"},
     ],
 }
 
@@ -139,8 +140,8 @@ def record_in(ledger, catalog, tmp_path):
     """record_in(draft, snapshot="h100-single", into=ledger) → Recorded, through the real API."""
     from stackcheck.results import record
 
-    def _record(draft: dict, snapshot: str = "h100-single", into=None):
-        return record(draft, snapshot=snapshot_path(snapshot), ledger=into or ledger, catalog=catalog, cwd=tmp_path)
+    def _record(draft: dict, snapshot: str = "h100-single", into=None, cwd=None):
+        return record(draft, snapshot=snapshot_path(snapshot), ledger=into or ledger, catalog=catalog, cwd=cwd or tmp_path)
 
     return _record
 
@@ -149,3 +150,18 @@ def record_in(ledger, catalog, tmp_path):
 def any_ledger(request):
     """The same tests over the SQLite index and the PostgreSQL index."""
     return request.getfixturevalue("ledger" if request.param == "sqlite" else "pg_ledger")
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """A clean git checkout to record from (the ledger lives outside it)."""
+    import subprocess
+
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    (repo / "train.py").write_text("print('experiment')\n")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    for argv in (["init", "-q"], ["add", "train.py"], ["commit", "-q", "-m", "experiment"]):
+        subprocess.run(["git", "-C", str(repo), *argv], check=True, env=env, capture_output=True)
+    return repo

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
-from stackcheck.errors import Refused
+from stackcheck.errors import InputError, Refused
 from tests.results.conftest import DELETE, full_draft
 
 
@@ -74,7 +76,7 @@ def test_measured_needs_repetitions_and_the_raw_log(record_in, raw_log):
     done = record_in(full_draft(raw_log, evidence="measured"))
     metric = done.record.metrics["latency_p50_ms"]
     assert metric.dispersion.n == 3 and metric.dispersion.min == 41.0 and metric.dispersion.max == 41.9
-    assert done.record.artifacts[0].sha256 == __import__("hashlib").sha256(raw_log.read_bytes()).hexdigest()
+    assert done.record.artifacts[0].sha256 == hashlib.sha256(raw_log.read_bytes()).hexdigest()
 
 
 def test_declared_artifact_hash_must_match_the_file(record_in, raw_log):
@@ -91,7 +93,7 @@ def test_failed_run_stays_at_smoke(record_in):
 
 def test_promotion_is_an_append_only_event(record_in, ledger, raw_log):
     done = record_in(full_draft(raw_log))
-    before = done.stored.path and open(done.stored.path, "rb").read()
+    before = open(done.stored.path, "rb").read()
     event = ledger.promote(done.record, "measured")
     assert open(done.stored.path, "rb").read() == before  # the write-once file is untouched
     assert event.kind == "promotion" and event.proof["from"] == "smoke"
@@ -139,19 +141,35 @@ def test_rerun_outside_tolerance_flags_the_earlier_record(record_in, ledger, raw
     assert "flag: rerun" in msg
 
 
-def test_delivery_needs_clean_git_released_versions_and_a_decision(record_in, ledger, raw_log):
-    dirty = record_in(full_draft(raw_log, evidence="measured", git={"commit": "c" * 40, "dirty": True}))
+def test_delivery_needs_clean_git_released_versions_and_a_decision(record_in, ledger, raw_log, checkout):
+    dirty_tree = checkout / "scratch.py"
+    dirty_tree.write_text("x = 1\n")
+    dirty = record_in(full_draft(raw_log, evidence="measured", git=DELETE), cwd=checkout)
+    assert dirty.record.git.dirty is True and dirty.record.git.source == "observed"
     record_in(full_draft(raw_log, run_label="rerun", evidence="measured"), snapshot="vllm-011-h100")
     ledger.promote(dirty.record, "reproduced")
     msg = refusal(ledger.promote, dirty.record, "delivery")
     assert "git.dirty: a clean git working tree" in msg
     assert "decision: a recorded decision" in msg
 
-    clean = record_in(full_draft(raw_log, evidence="measured", notes="clean tree"))
+    dirty_tree.unlink()
+    clean = record_in(full_draft(raw_log, evidence="measured", git=DELETE, notes="clean tree"), cwd=checkout)
+    assert clean.record.git.dirty is False and len(clean.record.git.commit) == 40
     ledger.promote(clean.record, "reproduced")
     ledger.decide(clean.record.topic, clean.record.run_label, "ship sdpa")
     event = ledger.promote(clean.record, "delivery")
     assert event.proof["from"] == "reproduced" and event.proof["decision"]
+
+
+def test_declared_git_state_cannot_carry_delivery(record_in, ledger, raw_log, checkout):
+    declared = record_in(full_draft(raw_log, evidence="measured"))  # outside a checkout: declared clean
+    assert declared.record.git.source == "declared"
+    record_in(full_draft(raw_log, run_label="rerun", evidence="measured"), snapshot="vllm-011-h100")
+    ledger.promote(declared.record, "reproduced")
+    ledger.decide(declared.record.topic, declared.record.run_label, "ship")
+    assert "git.source: the git state observed by `record`" in refusal(ledger.promote, declared.record, "delivery")
+    with pytest.raises(InputError, match="git.commit: the draft declares cccccccccccc but the working tree is at"):
+        record_in(full_draft(raw_log), cwd=checkout)
 
 
 def test_delivery_refuses_prereleases_and_checkouts(record_in, ledger, raw_log):

@@ -14,6 +14,7 @@ import pytest
 from stackcheck.results.contract import ResultRecord
 from stackcheck.results.ledger import Ledger
 from stackcheck.results.recording import complete
+from stackcheck.results.validation import validate_file
 from tests.results.conftest import full_draft, snapshot_path
 
 PROCESSES, PER_PROCESS = 8, 50
@@ -120,5 +121,5 @@ def test_a_crash_mid_write_leaves_no_partial_record_and_an_intact_index(any_ledg
         assert {e.record.run_label for e in any_ledger.entries()} == {"earlier", "crashing"}
     else:  # no partial record: at most a hidden temp file that nothing lists
         assert files == [earlier.stored.path.rsplit("/", 1)[1]]
-        assert all(validate.valid for validate in map(__import__("stackcheck.results.validation", fromlist=["x"]).validate_file, any_ledger.files()))
+        assert all(validate_file(path).valid for path in any_ledger.files())
         assert any_ledger.store(rec)[0].id  # and the same record can still be stored afterwards

@@ -179,7 +179,12 @@ def show(record_id, ledger, as_json):
 @results.command(short_help="Why did my number change? Comparable or not.")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
-@click.option("--varying", multiple=True, metavar="FIELD", help="The variable under test, e.g. backend.args.attn_implementation (repeatable; a prefix such as backend covers its fields).")
+@click.option(
+    "--varying",
+    multiple=True,
+    metavar="FIELD",
+    help="The variable under test, e.g. backend.args.attn_implementation (repeatable; a prefix such as backend covers its fields).",
+)
 @ledger_options
 @json_option
 def diff(a, b, varying, ledger, as_json):

@@ -89,6 +89,9 @@ class Artifact(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 class GitState(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     commit: str = ""
     dirty: bool | None = None  # None: not a git checkout / unknown
+    # observed: read from the working tree by `record`; declared: written in the draft
+    # (recorded outside the checkout); only observed state can carry delivery evidence
+    source: Literal["observed", "declared", ""] = ""
 
 
 class ProfileRef(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -122,7 +125,7 @@ class Draft(Claim, kw_only=True, forbid_unknown_fields=True):
     """A partial record as a user writes it: ``results record FILE`` completes it."""
 
     profile: str  # profile ID in the catalog
-    git: GitState | None = None  # default: the git state of the working directory
+    git: GitState | None = None  # only outside a git checkout; inside, the observed state is used
 
 
 class ResultRecord(Claim, kw_only=True, forbid_unknown_fields=True):

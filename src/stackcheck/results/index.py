@@ -135,11 +135,11 @@ class Index:
     # ----- the queries the ledger needs -------------------------------------------------
     def records(self, where: str = "", params: Sequence = ()) -> list[dict]:
         rows = self.query(f"SELECT {', '.join(RECORD_COLUMNS)} FROM records {where} ORDER BY created_at, id", params)
-        return [dict(zip(RECORD_COLUMNS, row)) for row in rows]
+        return [dict(zip(RECORD_COLUMNS, row, strict=True)) for row in rows]
 
     def events(self, where: str = "", params: Sequence = ()) -> list[dict]:
         rows = self.query(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events {where} ORDER BY created_at, id", params)
-        return [dict(zip(EVENT_COLUMNS, row)) for row in rows]
+        return [dict(zip(EVENT_COLUMNS, row, strict=True)) for row in rows]
 
     def current_decision(self, topic: str) -> str | None:
         rows = self.query("SELECT event_id FROM current_decisions WHERE topic = ?", (topic,))

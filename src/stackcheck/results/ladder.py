@@ -118,6 +118,8 @@ def _delivery(r: ResultRecord, ledger) -> list[str]:
         out.append("git.commit: recorded from a git checkout")
     if r.git.dirty is not False:
         out.append("git.dirty: a clean git working tree (commit everything first)")
+    elif r.git.source != "observed":
+        out.append("git.source: the git state observed by `record` in the checkout, not declared in the draft")
     out.extend(unreleased(r))
     if ledger is None or not ledger.decisions(r.topic, r.run_label):
         out.append(f"decision: a recorded decision (stackcheck results decide {r.topic} {r.run_label} --decision TEXT)")

@@ -127,7 +127,9 @@ class Ledger:
             proof["reproduced_by"] = ",".join(short(o.digest) for o in ladder.reproductions(record, self))
         if level == "delivery":
             proof["decision"] = short(self.decisions(record.topic, record.run_label)[-1].digest)
-        return self.append("promotion", topic=record.topic, run_label=record.run_label, record_id=_hex(record.digest), level=level, proof=proof)
+        return self.append(
+            "promotion", topic=record.topic, run_label=record.run_label, record_id=_hex(record.digest), level=level, proof=proof
+        )
 
     def decide(self, topic: str, run_label: str, decision: str) -> Event:
         if not decision.strip():

@@ -130,7 +130,7 @@ def complete(draft: Draft, snapshot: Snapshot, profile: tuple[ProfileRef, str], 
         profile=ref,
         snapshot=snapshot,
         snapshot_digest=snapshot_digest(snapshot),
-        git=draft.git or git_state(cwd),
+        git=resolve_git(draft.git, git_state(cwd)),
         stackcheck_version=__version__,
     )
     rec.identity_key = identity_key(rec, ref.id)
@@ -171,6 +171,18 @@ def hashed(artifact: Artifact, i: int, cwd: Path) -> Artifact:
     return msgspec.structs.replace(artifact, sha256=actual)
 
 
+def resolve_git(declared: GitState | None, observed: GitState) -> GitState:
+    """The observed state of the working tree; a declared one only where none is observed,
+    and never one that contradicts what is observed."""
+    if observed.commit:
+        if declared is not None and declared.commit and declared.commit != observed.commit:
+            raise InputError(f"git.commit: the draft declares {declared.commit[:12]} but the working tree is at {observed.commit[:12]}")
+        return observed
+    if declared is not None:
+        return msgspec.structs.replace(declared, source="declared")
+    return observed
+
+
 def git_state(cwd: Path) -> GitState:
     """The commit and cleanliness of the working tree the result was recorded from."""
     from stackcheck.probe.proc import run
@@ -179,7 +191,7 @@ def git_state(cwd: Path) -> GitState:
     if not head.ok:
         return GitState()
     status = run(["git", "-C", str(cwd), "status", "--porcelain"], timeout=30)
-    return GitState(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()) if status.ok else None)
+    return GitState(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()) if status.ok else None, source="observed")
 
 
 def _snapshot(snapshot: Snapshot | str | os.PathLike | None) -> Snapshot:
