@@ -11,7 +11,7 @@ from stackcheck.knowledge.loader import DATA_DIR, load_rules
 from stackcheck.models.rule import CATEGORIES
 
 KB = load_knowledge()
-CURATED = load_rules_file = [r for r in load_rules(DATA_DIR / "rules") if int(r.id[2:]) < 100]
+CURATED = [r for r in load_rules(DATA_DIR / "rules") if int(r.id[2:]) < 100]
 
 
 def matches(rule, text: str) -> bool:
