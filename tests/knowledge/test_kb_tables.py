@@ -27,6 +27,8 @@ def test_driver_requirement_windows_and_legacy():
     # before CUDA 11 there is no minor-version compatibility: floor == toolkit driver
     assert KB.driver_requirement("10.2")[:2] == ("440.33", "440.33")
     assert KB.driver_requirement("11.4")[:2] == ("450.80.02", "470.42.01")
+    # the driver a toolkit shipped with runs it natively, even below the family's MVC floor
+    assert KB.driver_requirement("11.0")[:2] == ("450.51.05", "450.51.05")
     assert KB.driver_requirement("13.2").toolkit_driver is None  # unverified in the reference
     assert KB.driver_requirement("13.2").mvc_floor == "580"
 

@@ -112,6 +112,8 @@ class Knowledge:
                     floor = f.linux if key == "linux" else f.windows
         elif major is not None:
             floor = toolkit  # no minor-version compatibility before CUDA 11
+        if floor and toolkit and version(toolkit) < version(floor):
+            floor = toolkit  # CUDA 11.0 shipped with 450.51.05, below the 11.x MVC floor: it runs natively
         return DriverRequirement(floor, toolkit, minor, key)
 
     def _toolkit_driver(self, minor: str, key: str) -> str | None:
