@@ -169,3 +169,11 @@ def test_torch_cuda_none_is_not_a_rocm_build():
     snap = make_snapshot(torch="2.5.1+rocm6.2", torch_cuda=None)
     snap.torch.hip = "6.2.41133"
     assert not evaluate(Scope(torch_cuda="none"), snap, load_knowledge()).matches
+
+
+def test_gpu004_does_not_judge_custom_builds_from_the_release_tables():
+    ngc = make_snapshot(gpus=[("Tesla V100", "7.0", 32)], driver="580.82.07", torch="2.13.0a0+872d972e41.nv26.08", torch_cuda="13.0")
+    [o] = run("GPU004", ngc)
+    assert o.verdict == "skipped" and "custom build" in o.reason
+    ngc.torch.arch_list = ["sm_70", "sm_80", "sm_90"]  # --deep knows
+    assert verdicts("GPU004", ngc) == ["ok"]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
 from stackcheck.knowledge.base import Knowledge, release_of, version
-from stackcheck.knowledge.facts import TorchBuild, cuda_torch, driver_fit, torch_archs
+from stackcheck.knowledge.facts import TorchBuild, cuda_torch, driver_fit, official_build, torch_archs
 from stackcheck.knowledge.scope import ScopeMatch, dist_index
 
 INDEX_URL = "https://download.pytorch.org/whl/cu{}"
@@ -120,7 +120,8 @@ def gpu_archs(ctx) -> Iterator[Outcome]:
         return
     found = torch_archs(snap, kb, build)
     if found is None:
-        yield skipped(f"the architectures of torch {build.version} (CUDA {build.cuda}) are not in the tables; --deep reads them from torch")
+        why = "a custom build (source, NGC container, nightly)" if not official_build(build.version) else "not in the tables"
+        yield skipped(f"the architectures of torch {build.version} (CUDA {build.cuda}): {why}; --deep reads them from torch")
         return
     archs, source, verified = found
     groups: dict[tuple[str, str], list[int]] = {}

@@ -7,6 +7,7 @@ torch absent / not a CUDA build; an unknown one: the snapshot or the tables cann
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from stackcheck.knowledge.archs import covers
@@ -55,13 +56,22 @@ def torch_archs(snap: Snapshot, kb: Knowledge, build: TorchBuild) -> tuple[list[
     """(arch list, where it came from, verified) of a CUDA torch build; None when unknown."""
     if snap.torch.arch_list:
         return list(snap.torch.arch_list), "torch.cuda.get_arch_list() (--deep)", True
-    if build.cuda is None:
-        return None
+    if build.cuda is None or not official_build(build.version):
+        return None  # a source / NGC / nightly build carries whatever its builder chose
     row = kb.arch_build(build.version, build.cuda, snap.platform.machine or "x86_64")
     archs = kb.arch_list(build.version, build.cuda, snap.platform.machine or "x86_64", snap.platform.system or "linux")
     if row is None or archs is None:
         return None
     return archs, f"knowledge table ({', '.join(row.sources)})", row.verified
+
+
+_OFFICIAL = re.compile(r"\d+\.\d+\.\d+(\+(cu\d+|cpu|rocm[\d.]+))?")
+
+
+def official_build(torch_version: str) -> bool:
+    """A released pytorch.org / PyPI wheel (``2.6.0``, ``2.6.0+cu124``), whose arch list the
+    tables describe — not ``2.5.0a0+872d972e41.nv24.08`` (NGC) or a ``.dev`` nightly."""
+    return bool(_OFFICIAL.fullmatch(torch_version.strip()))
 
 
 def uncovered_gpus(snap: Snapshot, archs: list[str]) -> list:
