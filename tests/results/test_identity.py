@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stackcheck.results.contract import Draft
 from stackcheck.results.identity import identity_key
@@ -81,3 +83,17 @@ def test_environment_does_not_enter_the_key(record_in):
     b = record_in(full_draft(), snapshot="cpu-laptop")
     assert a.record.snapshot_digest != b.record.snapshot_digest
     assert a.record.identity_key == b.record.identity_key
+
+
+json_leaf = st.one_of(st.integers(-5, 5), st.booleans(), st.text(max_size=4), st.none())
+
+
+@given(args=st.dictionaries(st.text(min_size=1, max_size=6), json_leaf, max_size=6), data=st.data())
+def test_key_is_canonical_over_argument_order_and_sensitive_to_any_argument(args, data):
+    draft = full_draft(**{"backend.args": args})
+    shuffled = dict(reversed(list(args.items())))
+    assert key(full_draft(**{"backend.args": shuffled})) == key(draft)
+    if args:
+        name = data.draw(st.sampled_from(sorted(args)))
+        changed = {**args, name: [args[name]]}  # any different value
+        assert key(full_draft(**{"backend.args": changed})) != key(draft)

@@ -92,15 +92,12 @@ def preflight(profile_id: str, snapshot: Snapshot, *, registry=None, catalog=Non
         from stackcheck.catalog import load_catalog
 
         catalog = load_catalog(registry=registry, cwd=cwd)
-    try:
-        profile = catalog.get(profile_id)
-    except KeyError:
-        raise InputError(f"profile: unknown profile ID {profile_id!r} in {getattr(catalog, 'source', 'the catalog')}") from None
+    profile = catalog.get(profile_id)  # InputError naming the registry for an unknown ID
     report = judge(snapshot, command="preflight", profile=profile)
     ref = ProfileRef(
         id=profile.id,
-        registry_digest=str(getattr(catalog, "digest", "")),
-        registry_source=str(getattr(catalog, "source", "")),
+        registry_digest=catalog.digest,
+        registry_source=catalog.source,
         verdict=report.verdict,
         failing_checks=sorted({c.id for c in report.checks if c.verdict in ("warning", "blocked")}),
     )
