@@ -141,3 +141,13 @@ def test_flash_attn_prebuilt_wheel_for_another_torch():
     url = make_snapshot(dist("flash_attn", "2.7.4.post1", direct_url="https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1+cu12torch2.6cxx11abiTRUE-cp311-cp311-linux_x86_64.whl"),
                         torch="2.8.0+cu128", torch_cuda="12.8")
     assert evaluate(Scope(predicate="flash-attn-wheel-mismatch"), url, KB).matches
+
+
+def test_custom_engine_builds_are_not_judged_by_pypi_pins():
+    snap = make_snapshot(dist("vllm", "0.6.3+nv24.10"), torch="2.5.0a0+872d972e41.nv24.08", torch_cuda="12.6")
+    m = evaluate(Scope(predicate="pin-mismatch:vllm:torch"), snap, KB)
+    assert not m.applicable and "custom build" in m.missing[0]
+    editable = make_snapshot(dist("vllm", "0.11.0", editable=True), torch="2.9.0", torch_cuda="12.8")
+    assert not evaluate(Scope(predicate="pin-mismatch:vllm:torch"), editable, KB).applicable
+    wheel = make_snapshot(dist("vllm", "0.6.1.post1+cu118"), torch="2.3.0+cu118", torch_cuda="11.8")
+    assert evaluate(Scope(predicate="pin-mismatch:vllm:torch"), wheel, KB).matches  # vLLM's own +cu118 wheels pin too

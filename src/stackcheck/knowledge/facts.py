@@ -65,13 +65,13 @@ def torch_archs(snap: Snapshot, kb: Knowledge, build: TorchBuild) -> tuple[list[
     return archs, f"knowledge table ({', '.join(row.sources)})", row.verified
 
 
-_OFFICIAL = re.compile(r"\d+\.\d+\.\d+(\+(cu\d+|cpu|rocm[\d.]+))?")
+_RELEASED = re.compile(r"\d+(\.\d+)+(rc\d+)?(\.post\d+)?(\+(cu\d+|cpu|rocm[\d.]+))?")
 
 
-def official_build(torch_version: str) -> bool:
-    """A released pytorch.org / PyPI wheel (``2.6.0``, ``2.6.0+cu124``), whose arch list the
-    tables describe — not ``2.5.0a0+872d972e41.nv24.08`` (NGC) or a ``.dev`` nightly."""
-    return bool(_OFFICIAL.fullmatch(torch_version.strip()))
+def official_build(version_text: str) -> bool:
+    """A released wheel (``2.6.0``, ``2.6.0+cu124``, ``0.6.4.post1``), which the tables describe
+    — not ``2.5.0a0+872d972e41.nv24.08`` (NGC), a ``.dev`` nightly or a ``+git`` source build."""
+    return bool(_RELEASED.fullmatch(version_text.strip()))
 
 
 def uncovered_gpus(snap: Snapshot, archs: list[str]) -> list:

@@ -14,7 +14,7 @@ from packaging.version import Version
 
 from stackcheck.knowledge.archs import arch_span, cc_tuple
 from stackcheck.knowledge.base import Knowledge, cuda_minor, release_of, version
-from stackcheck.knowledge.facts import cuda_torch, driver_fit, torch_archs, torch_build, uncovered_gpus
+from stackcheck.knowledge.facts import cuda_torch, driver_fit, official_build, torch_archs, torch_build, uncovered_gpus
 from stackcheck.knowledge.scope import ScopeMatch, dist_index, in_spec, no_nvidia_driver
 from stackcheck.models.snapshot import Snapshot
 
@@ -131,6 +131,8 @@ def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     e, d = dist_index(snap).get(engine), dist_index(snap).get(dep)
     if e is None or d is None:
         return ScopeMatch.failed(f"{engine if e is None else dep} not installed")
+    if e.editable or not official_build(e.version):
+        return ScopeMatch.unknown(f"pins of {e.name} {e.version} (a custom build: built against whatever torch was there)")
     row = kb.engine_pins(engine, e.version)
     if row is None:
         return ScopeMatch.unknown(f"pins of {engine} {e.version} (not in the pin table)")
