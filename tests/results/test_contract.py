@@ -89,3 +89,19 @@ def test_validate_never_raises_on_arbitrary_bytes(tmp_path, data):
     report = validate_file(path)
     assert not report.valid
     assert report.problems and all(isinstance(p, str) and p for p in report.problems)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=8)),
+                    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                    max_leaves=20).map(lambda v: {**full_draft(), **v} if isinstance(v, dict) else v))
+def test_load_draft_gives_a_clear_error_or_a_valid_draft(value):
+    from stackcheck.errors import InputError, Refused
+    from stackcheck.results.recording import load_draft
+
+    try:
+        draft = load_draft(value) if isinstance(value, dict) else load_draft({"not": value})
+    except (InputError, Refused) as exc:
+        assert str(exc).strip()
+    else:
+        assert problems(draft) == []
