@@ -103,8 +103,9 @@ CC >= X.Y; arch-specific targets (sm_90a) are not forward compatible. Otherwise 
 fails with "no kernel image is available for execution on the device" -> blocked. Typical:
 RTX 50xx / B200 on builds before cu128 (torch < 2.7), GTX 10xx / P100 / V100 on CUDA 13
 builds. The arch list comes from torch.cuda.get_arch_list() with --deep, else from the
-knowledge table for (torch release, CUDA build); rows inferred from neighbouring releases give
-a warning instead of blocked. Fix: the exact torch build (index URL) that covers every GPU.""",
+knowledge table for (torch release, CUDA build) — released wheels only: source, NGC and nightly
+builds are skipped without --deep; rows inferred from neighbouring releases give a warning
+instead of blocked. Fix: the exact torch build (index URL) that covers every GPU.""",
     commands=(PREFLIGHT, DOCTOR),
     sources=("pytorch/pytorch RELEASE.md (CUDA support matrix)", "pytorch/builder manywheel/build_cuda.sh", "CUDA C++ Programming Guide, binary compatibility"),
 )
