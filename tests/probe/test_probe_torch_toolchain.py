@@ -182,6 +182,33 @@ def test_nvcc_version_falls_back_to_running_it(tmp_path):
     assert tc.find_nvcc({"PATH": str(root / "bin")}).version == "12.8.61"
 
 
+def test_wrapper_script_followed_to_a_wheel_assembled_toolkit(tmp_path, monkeypatch):
+    """/usr/local/bin/nvcc = `exec /usr/local/cuda-13.0/bin/nvcc "$@"`, toolkit built from pip wheels."""
+    root = tmp_path / "cuda-13.0"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "nvcc").write_text("")
+    (root / "dist-info" / "nvidia_cuda_nvcc-13.0.88.dist-info").mkdir(parents=True)
+    (root / "dist-info" / "nvidia_cuda_runtime-13.0.96.dist-info").mkdir()
+    wrapper_dir = tmp_path / "localbin"
+    wrapper_dir.mkdir()
+    wrapper = wrapper_dir / "nvcc"
+    wrapper.write_text(f'#!/bin/sh\nexec {root}/bin/nvcc "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr("stackcheck.probe.proc.run", lambda *a, **k: pytest.fail("must not run nvcc"))
+    tool = tc.find_nvcc({"PATH": str(wrapper_dir)})
+    assert (tool.path, tool.version) == (str(wrapper), "13.0.88")
+
+
+def test_pip_installed_nvcc_version_from_site_packages(tmp_path):
+    site = tmp_path / "site-packages"
+    nvcc_bin = site / "nvidia" / "cuda_nvcc" / "bin"
+    nvcc_bin.mkdir(parents=True)
+    (nvcc_bin / "nvcc").write_bytes(b"\x7fELF")
+    (nvcc_bin / "nvcc").chmod(0o755)
+    (site / "nvidia_cuda_nvcc-12.8.93.dist-info").mkdir()
+    assert tc.find_nvcc({"PATH": str(nvcc_bin)}).version == "12.8.93"
+
+
 def test_no_nvcc(tmp_path):
     assert tc.find_nvcc({"PATH": str(tmp_path)}) is None
 

@@ -38,13 +38,28 @@ def find_nvcc(env) -> Tool | None:
                 break
     if path is None:
         return None
-    root = os.path.dirname(os.path.dirname(os.path.realpath(path)))
+    real = _exec_target(os.path.realpath(path))
+    root = os.path.dirname(os.path.dirname(real))
     version = toolkit_version(root) or _nvcc_version(path)
     return Tool(path=path, version=version, note=NVCC_NOTE)
 
 
+def _exec_target(path: str) -> str:
+    """The nvcc a small ``exec /opt/cuda/bin/nvcc "$@"`` wrapper script runs, else ``path``."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return path
+    if not head.startswith(b"#!"):
+        return path
+    match = re.search(rb"exec\s+['\"]?(/[^\s'\"]+/nvcc)\b", head)
+    return os.path.realpath(match.group(1).decode("utf-8", "replace")) if match else path
+
+
 def toolkit_version(root: str) -> str:
-    """"12.8.93" from <root>/version.json (CUDA ≥ 11.1) or "11.0.228" from version.txt."""
+    """"12.8.93" from <root>/version.json (CUDA ≥ 11.1), "11.0.228" from version.txt, or the
+    nvidia-cuda-nvcc wheel's dist-info name when the toolkit was assembled from pip wheels."""
     try:
         with open(os.path.join(root, "version.json"), encoding="utf-8") as fh:
             data = json.load(fh)
@@ -57,9 +72,23 @@ def toolkit_version(root: str) -> str:
     try:
         with open(os.path.join(root, "version.txt"), encoding="utf-8") as fh:
             words = fh.read(200).split()  # "CUDA Version 11.0.228"
-        return words[-1] if words and words[-1][:1].isdigit() else ""
+        if words and words[-1][:1].isdigit():
+            return words[-1]
     except OSError:
-        return ""
+        pass
+    return _nvcc_wheel_version(root)
+
+
+def _nvcc_wheel_version(root: str) -> str:
+    for where in (os.path.join(root, "dist-info"), os.path.dirname(os.path.dirname(root))):
+        try:
+            names = os.listdir(where)
+        except OSError:
+            continue
+        for name in names:
+            if name.lower().startswith("nvidia_cuda_nvcc") and name.endswith(".dist-info"):
+                return name[: -len(".dist-info")].rpartition("-")[2]
+    return ""
 
 
 def _nvcc_version(path: str) -> str:
