@@ -72,7 +72,7 @@ def accept(
     needs = Needs(profile, Context(snapshot=snapshot, profile=profile).pip_install)
     logs: dict[str, str] = {}
 
-    with tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work, ThreadPoolExecutor(max_workers=max(1, min(3, os.cpu_count() or 1))) as pool:
+    with tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work, ThreadPoolExecutor(max_workers=_workers()) as pool:
         config = json.dumps(MODEL_CONFIG)
 
         def child(script: str, *args: str):
@@ -82,7 +82,9 @@ def accept(
             saved = child("_child_torch.py", "save", work, config)
             loaded = child("_child_torch.py", "load", work, config) if saved.facts and "missing" not in saved.facts else None
             logs["ACC004-safetensors"] = saved.log + ("\n" + loaded.log if loaded else "")
-            return judge_roundtrip(saved, loaded, needs)
+            result = judge_roundtrip(saved, loaded, needs)
+            result.evidence.setdefault("seconds", f"{saved.seconds + (loaded.seconds if loaded else 0):.1f}")
+            return result
 
         futures = {
             "ACC001": pool.submit(child, "_child_numpy.py"),
@@ -131,6 +133,12 @@ def accept(
     atomic_write(out / "summary.txt", summary_text(report, snapshot, profile))
     atomic_write(out / "report.json", msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     return Acceptance(report, out)
+
+
+def _workers() -> int:
+    """Steps run side by side only where cores allow: each torch child may use several
+    threads, and an oversubscribed 2-core machine ran them slower together than in turn."""
+    return max(1, min(3, (os.cpu_count() or 1) // 2))
 
 
 def _prepare(out: Path) -> None:
