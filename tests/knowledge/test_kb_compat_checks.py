@@ -177,3 +177,11 @@ def test_gpu004_does_not_judge_custom_builds_from_the_release_tables():
     assert o.verdict == "skipped" and "custom build" in o.reason
     ngc.torch.arch_list = ["sm_70", "sm_80", "sm_90"]  # --deep knows
     assert verdicts("GPU004", ngc) == ["ok"]
+
+
+def test_cuda002_compat_mode_offers_only_the_same_release():
+    [o] = run("CUDA002", recorded("colab-t4"))  # torch 2.8 has no build older than CUDA 12.6
+    assert "torch.compile" in o.fix and "pip install" not in o.fix
+    a100 = make_snapshot(gpus=[("NVIDIA A100", "8.0", 80)], driver="555.42.02", torch="2.6.0+cu126", torch_cuda="12.6")
+    [o] = run("CUDA002", a100)
+    assert o.verdict == "warning" and "torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124" in o.fix

@@ -20,14 +20,20 @@ SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy
 
 
 
-def install_torch(ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str], driver_cuda: str | None = None) -> str | None:
+def install_torch(
+    ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str], driver_cuda: str | None = None, same_release: bool = False
+) -> str | None:
     """The pip command for the newest torch build that runs with ``driver`` on GPUs ``ccs``,
-    preferring the installed release; companions (torchvision/torchaudio) follow the release."""
+    preferring the installed release (``same_release``: only it, and only without compatibility
+    mode); companions (torchvision/torchaudio) follow the release."""
     snap = ctx.snapshot
     plat, machine = snap.platform.system or "linux", snap.platform.machine or "x86_64"
     installed = release_of(build.version)
-    for strict in (True, False):
+    builds: list = []
+    for strict in (True,) if same_release else (True, False):
         builds = list(kb.fitting_builds(driver=driver, ccs=ccs, platform=plat, machine=machine, strict=strict, driver_cuda=driver_cuda))
+        if same_release:
+            builds = [b for b in builds if b[0].torch == installed]
         if builds:
             break
     if not builds:
@@ -68,9 +74,11 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
     native = kb.newest_cuda_for_driver(fit.driver, snap.platform.system or "linux") if fit.driver else None
     observed = fit.shown + (f" (native CUDA {native})" if native and fit.band != "ok" else "")
     observed += f" with torch {build.version} (CUDA {build.cuda})"
-    if fit.band != "ok":
+    if fit.band != "ok":  # below the floor any fitting release will do; in compatibility mode only this one
         ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
-        alt = install_torch(ctx, kb, build, driver=fit.driver or None, ccs=ccs, driver_cuda=fit.driver_cuda or None)
+        alt = install_torch(
+            ctx, kb, build, driver=fit.driver or None, ccs=ccs, driver_cuda=fit.driver_cuda or None, same_release=fit.band == "compat-mode"
+        )
     if fit.band == "below-floor":
         target = req.toolkit_driver or req.mvc_floor
         fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")
@@ -81,7 +89,11 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
             category="driver-too-old",
         )
     elif fit.band == "compat-mode":
-        fix = f"Upgrade the NVIDIA driver to >= {req.toolkit_driver}" + (f", or install a build for an older CUDA: {alt}" if alt else "")
+        fix = f"Upgrade the NVIDIA driver to >= {req.toolkit_driver}" + (
+            f", or install this torch's build for an older CUDA: {alt}"
+            if alt
+            else "; where you cannot (hosted notebooks), avoid paths that JIT-compile PTX (torch.compile, Triton kernels)"
+        )
         yield warning(
             observed + f": compatibility mode (>= {req.mvc_floor} floor met)",
             f"driver >= {req.toolkit_driver} (CUDA {build.cuda} toolkit driver) for PTX JIT / Triton",
