@@ -23,7 +23,7 @@ from stackcheck.triage.evidence import read
 from stackcheck.triage.model import Diagnosis, TriageMatch
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
 from stackcheck.triage.reader import iter_lines
-from stackcheck.triage.regions import FailureRegion, RegionExtractor
+from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks
 from stackcheck.triage.signatures import Hit, Signature, SignatureIndex
 
 WHOLE_TEXT_LIMIT = 256 * 1024  # inputs up to this size are also matched as a whole
@@ -136,15 +136,16 @@ def triage_stream(
     whole_size = 0
     lineno = 0
     content = False
-    for lineno, line in enumerate(iter_lines(stream, source), 1):
-        content = content or bool(line.strip())
-        scan.watch_collect_env(lineno, line)
-        if whole is not None:
-            whole_size += len(line) + 1
-            whole = whole if whole_size <= WHOLE_TEXT_LIMIT else None
+    for first, block in blocks(iter_lines(stream, source)):
+        for lineno, line in enumerate(block, first):
+            content = content or bool(line.strip())
+            scan.watch_collect_env(lineno, line)
             if whole is not None:
-                whole.append(line)
-        for region in extractor.feed(lineno, line):
+                whole_size += len(line) + 1
+                whole = whole if whole_size <= WHOLE_TEXT_LIMIT else None
+                if whole is not None:
+                    whole.append(line)
+        for region in extractor.feed_block(first, block):
             scan.take(region)
     for region in extractor.finish():
         scan.take(region)

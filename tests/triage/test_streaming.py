@@ -1,0 +1,50 @@
+"""A large log is streamed: bounded memory, the failure at its end still found."""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+
+from stackcheck.triage import triage_stream
+
+from .conftest import TRIAGE_DATA
+
+NOISE = (
+    b"2023-10-04T12:34:56.1234567Z   Downloading packaging-23.1-py3-none-any.whl (48 kB)\n"
+    b"\x1b[32mcollecting\x1b[0m step 17/42: compiling extension module tables.utilsextension ...\n"
+    b"WARNING: the script f2py is installed in '/home/runner/.local/bin' which is not on PATH.\n"
+)
+
+
+class GeneratedLog(io.RawIOBase):
+    """``size`` bytes of CI noise, then ``tail``: produced on demand, never held whole."""
+
+    def __init__(self, size: int, tail: bytes) -> None:
+        self.remaining, self.tail, self.pos = size, tail, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.remaining > 0:
+            chunk = (NOISE * (len(buffer) // len(NOISE) + 1))[: min(len(buffer), self.remaining)]
+            self.remaining -= len(chunk)
+        else:
+            chunk, self.tail = self.tail[: len(buffer)], self.tail[len(buffer):]
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+def test_large_log_streams_with_bounded_memory():
+    tail = (TRIAGE_DATA / "oom-fragmentation.txt").read_bytes() + NOISE * 50
+    stream = io.BufferedReader(GeneratedLog(16 * 2**20, tail), buffer_size=1 << 16)
+    tracemalloc.start()
+    try:
+        d = triage_stream(stream, source="generated.log")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert d.matches and d.matches[0].rule_id == "KB102"
+    assert d.lines_read > 150_000
+    assert d.matches[0].line > 150_000  # found at the end, reported with its real line number
+    assert peak < 16 * 2**20, f"peak {peak / 2**20:.1f} MiB for a 16 MiB log"
