@@ -8,6 +8,7 @@ was looked for and not found (``absent``) from one that could not be gathered (`
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal
 
 import msgspec
@@ -197,7 +198,7 @@ class GitSection(Section, kw_only=True):
     dirty: bool | None = None
 
 
-class Snapshot(msgspec.Struct, kw_only=True):
+class Snapshot(msgspec.Struct, kw_only=True, dict=True):
     schema_version: str = SNAPSHOT_SCHEMA_VERSION
     tool: ToolInfo = msgspec.field(default_factory=ToolInfo)
     python: PythonSection = msgspec.field(default_factory=PythonSection)
@@ -214,11 +215,16 @@ class Snapshot(msgspec.Struct, kw_only=True):
     # ----- conveniences used by many checks (pure, derived, never stored) -----
     def distribution(self, name: str) -> Distribution | None:
         """The first (importable) distribution of a project, by normalized name."""
-        key = normalize_name(name)
+        return self._importable.get(normalize_name(name))
+
+    @cached_property
+    def _importable(self) -> dict[str, Distribution]:
+        # Built on first lookup: checks treat a snapshot as read-only once judging starts.
+        found: dict[str, Distribution] = {}
         for dist in self.packages.distributions:
-            if normalize_name(dist.name) == key and not dist.shadowed:
-                return dist
-        return None
+            if not dist.shadowed:
+                found.setdefault(normalize_name(dist.name), dist)
+        return found
 
     def visible_gpus(self) -> list[Gpu]:
         return [g for g in self.accelerators.gpus if g.visible]
