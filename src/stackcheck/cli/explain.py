@@ -27,7 +27,7 @@ def explain(check_id, list_all, as_json):
             emit_json([{"id": s.id, "title": s.title, "commands": sorted(s.commands)} for s in checks.values()])
         else:
             for spec in checks.values():
-                click.echo(f"{spec.id:<8} {spec.title}  [{', '.join(sorted(spec.commands))}]")
+                click.echo(f"{spec.id:<8} {spec.title}  [{', '.join(sorted(spec.commands)) or 'triage'}]")
         return
     spec = checks.get(check_id.upper())
     if spec is None:
@@ -42,7 +42,8 @@ def explain(check_id, list_all, as_json):
         emit_json({"id": spec.id, "title": spec.title, "commands": sorted(spec.commands), "needs_profile": spec.needs_profile, "explain": spec.explain, "sources": list(spec.sources)})
         return
     click.echo(f"{spec.id}: {spec.title}")
-    click.echo(f"runs in: {', '.join(sorted(spec.commands))}" + (" (with a profile)" if spec.needs_profile else ""))
+    where = ", ".join(sorted(spec.commands)) or "triage only (matched against error text, not judged in preflight)"
+    click.echo(f"runs in: {where}" + (" (with a profile)" if spec.needs_profile else ""))
     click.echo("")
     click.echo(spec.explain)
     if spec.sources:
