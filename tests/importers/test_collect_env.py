@@ -199,3 +199,54 @@ def test_arbitrary_text_only_ever_raises_input_error(lines):
         assert str(exc).startswith("x: ") and "\n" not in str(exc)
     else:
         msgspec.json.encode(snap)  # always a serializable snapshot
+
+
+def test_newest_layout_from_this_machine():
+    snap = load("torch213-cpu-debian-live.txt")
+    assert (snap.torch.version, snap.torch.cuda, snap.torch.cuda_available) == ("2.13.0+cpu", None, False)
+    assert (snap.platform.distro_id, snap.platform.distro_version, snap.platform.kernel) == ("debian", "12", "6.18.44-fc-v782")
+    assert (snap.platform.cpu_model, snap.platform.cpu_count) == ("AMD EPYC", 2)
+    assert snap.toolchain.nvcc.version == "13.0.88" and snap.toolchain.gcc.version == "12.2.0"
+    assert [(d.name, d.version) for d in snap.packages.distributions] == [("numpy", "2.4.6"), ("torch", "2.13.0+cpu")]
+
+
+def _torch_python():
+    """An interpreter with torch: $STACKCHECK_TORCH_PYTHON or the benchmark reference venv."""
+    import os
+
+    root = Path(__file__).resolve().parents[2]
+    for cand in (os.environ.get("STACKCHECK_TORCH_PYTHON"), str(root / ".benchvenv" / "bin" / "python")):
+        if cand and Path(cand).exists():
+            return cand
+    return None
+
+
+@pytest.mark.slow
+def test_live_collect_env_agrees_with_live_snapshot():
+    """Run the real collect_env and our default-tier probe on the same interpreter: every fact
+    collect_env states, the snapshot states the same way (the superset claim of DESIGN.md)."""
+    import subprocess
+
+    from stackcheck.probe import gather
+
+    python = _torch_python()
+    if python is None:
+        pytest.skip("no interpreter with torch (set STACKCHECK_TORCH_PYTHON or build benchmarks/_refenv.py)")
+    done = subprocess.run([python, "-m", "torch.utils.collect_env"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    theirs = parse_collect_env(done.stdout, source="live collect_env")
+    ours = gather(python)
+    assert ours.torch.version == theirs.torch.version and ours.torch.cuda == theirs.torch.cuda
+    assert ours.python.version == theirs.python.version
+    for field in ("system", "machine", "kernel", "libc_family", "libc_version", "distro_name"):
+        if getattr(theirs.platform, field):
+            assert getattr(ours.platform, field) == getattr(theirs.platform, field), field
+    assert ours.platform.cpu_count == theirs.platform.cpu_count
+    assert (ours.accelerators.driver_version or None) == (theirs.accelerators.driver_version or None)
+    assert [g.name for g in ours.accelerators.gpus] == [g.name for g in theirs.accelerators.gpus]
+    if theirs.toolchain.gcc:
+        assert ours.toolchain.gcc.version == theirs.toolchain.gcc.version
+    if theirs.toolchain.nvcc:
+        assert ours.toolchain.nvcc.version == theirs.toolchain.nvcc.version
+    for dist in theirs.packages.distributions:
+        assert ours.distribution(dist.name).version == dist.version, dist.name

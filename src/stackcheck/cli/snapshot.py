@@ -144,7 +144,7 @@ def _torch_facts(t) -> str:
         if t.deep_error:
             text += f"; deep: {t.deep_error}"
         else:
-            text += f"; cuda available: {t.cuda_available}, devices: {t.device_count}"
+            text += f"; cuda available: {t.cuda_available}" + (f", devices: {t.device_count}" if t.device_count is not None else "")
             if t.arch_list:
                 text += f", arch: {' '.join(t.arch_list)}"
     return text
