@@ -152,13 +152,19 @@ def _distribution(location, entry):
         "problems": problems,
         "requested": False,
     }
-    if not os.path.isdir(mdir):
-        return dist
-    dist["requested"] = os.path.exists(os.path.join(mdir, "REQUESTED"))
-    installer = _read_small(os.path.join(mdir, "INSTALLER"))
+    try:
+        present = set(os.listdir(mdir))  # one listing instead of a failed open per absent file
+    except OSError:
+        return dist  # an .egg-info file, or unreadable
+
+    def read(name):
+        return _read_small(os.path.join(mdir, name)) if name in present else None
+
+    dist["requested"] = "REQUESTED" in present
+    installer = read("INSTALLER")
     if installer:
         dist["installer"] = installer.strip()
-    direct = _read_small(os.path.join(mdir, "direct_url.json"))
+    direct = read("direct_url.json")
     if direct:
         try:
             info = json.loads(direct)
@@ -166,16 +172,16 @@ def _distribution(location, entry):
             dist["editable"] = bool((info.get("dir_info") or {}).get("editable"))
         except ValueError:
             problems.append("direct_url.json is not valid JSON")
-    wheel = _read_small(os.path.join(mdir, "WHEEL"))
+    wheel = read("WHEEL")
     if wheel:
         dist["wheel_tags"] = [
             ln.split(":", 1)[1].strip() for ln in wheel.splitlines() if ln.lower().startswith("tag:")
         ]
-    top = _read_small(os.path.join(mdir, "top_level.txt"))
+    top = read("top_level.txt")
     if top is not None:
         dist["top_level"] = sorted({t.strip().split("/")[0] for t in top.splitlines() if t.strip()})
     elif not egg:
-        record = _read_small(os.path.join(mdir, "RECORD"))
+        record = read("RECORD")
         if record is not None:
             dist["top_level"] = _top_level_from_record(record)
         elif not dist["editable"]:
@@ -185,7 +191,7 @@ def _distribution(location, entry):
         if missing and top is not None:
             # top_level.txt is sometimes wrong (google-re2 lists "_re2"): only what RECORD
             # installs at top level can be missing. Read RECORD on this rare path only.
-            recorded = _top_level_from_record(_read_small(os.path.join(mdir, "RECORD")) or "")
+            recorded = _top_level_from_record(read("RECORD") or "")
             missing = [m for m in missing if m in recorded]
         for mod in missing:
             problems.append("RECORD lists top-level module %r but it is missing from %s" % (mod, location))
