@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, field
 
 from stackcheck.models.snapshot import AcceleratorSection, Gpu
+from stackcheck.probe.files import read_small
 
 SYSFS_VERSION = "/sys/module/nvidia/version"
 PROCFS_VERSION = "/proc/driver/nvidia/version"
@@ -86,11 +87,11 @@ def collect(ctx=None) -> AcceleratorSection:
 def driver_from_files(looked: list[str] | None = None) -> tuple[str, str]:
     """The loaded kernel module's version: ("580.82.07", "sysfs") or ("", "")."""
     looked = [] if looked is None else looked
-    text = _read(SYSFS_VERSION)
+    text = read_small(SYSFS_VERSION)
     looked.append(SYSFS_VERSION)
     if text and text.strip():
         return text.strip(), "sysfs"
-    text = _read(PROCFS_VERSION)
+    text = read_small(PROCFS_VERSION)
     looked.append(PROCFS_VERSION)
     if text:
         # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024"
@@ -246,7 +247,7 @@ def _amd(looked: list[str]) -> AcceleratorSection | None:
     looked.append(AMD_KFD + " (ROCm)")
     if not os.path.exists(AMD_KFD):
         return None
-    version = (_read(AMD_SYSFS_VERSION) or "").strip()
+    version = read_small(AMD_SYSFS_VERSION).strip()
     return AcceleratorSection(status="ok", source="sysfs", vendor="amd", driver_version=version, driver_source="sysfs" if version else "",
                               error="AMD GPU present (/dev/kfd); per-GPU details are not probed", looked_for=looked)
 
@@ -254,10 +255,3 @@ def _amd(looked: list[str]) -> AcceleratorSection | None:
 def _text(value) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(4096)
-    except OSError:
-        return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from stackcheck.models.snapshot import GitSection
+from stackcheck.probe.files import read_small
 
 STATUS_TIMEOUT_S = 5.0
 
@@ -38,7 +39,7 @@ def find_repository(start: str) -> tuple[str, str] | None:
         if os.path.isdir(dot_git):
             return here, dot_git
         if os.path.isfile(dot_git):
-            target = _read(dot_git).strip()
+            target = read_small(dot_git).strip()
             if target.startswith("gitdir:"):
                 path = target[len("gitdir:"):].strip()
                 return here, os.path.normpath(os.path.join(here, path))
@@ -50,20 +51,20 @@ def find_repository(start: str) -> tuple[str, str] | None:
 
 def read_head(git_dir: str) -> tuple[str, str]:
     """(branch or "" when detached, commit sha or "" for a branch without commits)."""
-    head = _read(os.path.join(git_dir, "HEAD")).strip()
+    head = read_small(os.path.join(git_dir, "HEAD")).strip()
     if not head.startswith("ref:"):
         return "", head
     ref = head[len("ref:"):].strip()
     branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
     common = git_dir
-    pointer = _read(os.path.join(git_dir, "commondir")).strip()  # linked worktrees share refs
+    pointer = read_small(os.path.join(git_dir, "commondir")).strip()  # linked worktrees share refs
     if pointer:
         common = os.path.normpath(os.path.join(git_dir, pointer))
     for base in dict.fromkeys((git_dir, common)):
-        sha = _read(os.path.join(base, *ref.split("/"))).strip()
+        sha = read_small(os.path.join(base, *ref.split("/"))).strip()
         if sha:
             return branch, sha
-    for line in _read(os.path.join(common, "packed-refs")).splitlines():
+    for line in read_small(os.path.join(common, "packed-refs"), limit=1 << 24).splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[1] == ref:
             return branch, parts[0]
@@ -79,10 +80,3 @@ def _dirty(root: str) -> tuple[bool | None, str | None]:
         return None, f"dirty unknown: {reason}"
     return bool(done.stdout.strip()), None
 
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(1 << 20)
-    except OSError:
-        return ""

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 
 from stackcheck.models.snapshot import HostedPlatform, HostedSection
+from stackcheck.probe.files import read_small
 
 DOCKERENV = "/.dockerenv"
 CONTAINERENV = "/run/.containerenv"
@@ -33,7 +34,7 @@ _CI_VARS = (  # generic CI systems: the variable each one always sets
 
 
 def collect(ctx=None) -> HostedSection:
-    found = detect(os.environ, os.path.exists, _read)
+    found = detect(os.environ, os.path.exists, read_small)
     return HostedSection(status="ok" if found else "absent", source="env+files", platforms=found)
 
 
@@ -91,10 +92,3 @@ def detect(env: Mapping[str, str], exists: Callable[[str], bool], read: Callable
         add("slurm", "SLURM_JOB_ID is set" + (", GPUs allocated" if gres else ""), True if gres else None)
     return out
 
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(65536)
-    except OSError:
-        return ""
