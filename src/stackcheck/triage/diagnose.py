@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from stackcheck.errors import InputError
-from stackcheck.models.rule import Rule
+from stackcheck.models.rule import Rule, Scope
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.triage.evidence import read
 from stackcheck.triage.model import Diagnosis, TriageMatch
@@ -30,6 +30,7 @@ WHOLE_TEXT_LIMIT = 256 * 1024  # inputs up to this size are also matched as a wh
 COLLECT_ENV_LINES = 400  # lines kept after a collect_env heading
 REGION_DISPLAY_LINES = 60  # a no-match failure region is shown with at most this many lines
 _COLLECT_ENV_START = re.compile(r"^\W*(?:Collecting environment information|PyTorch version: )")
+_COLLECT_ENV_HINTS = ("Collecting environment information", "PyTorch version: ")
 
 
 @dataclass
@@ -91,6 +92,10 @@ class _Scan:
         self.last_traceback: FailureRegion | None = None
         self.collect_env: list[str] | None = None
         self.collect_env_line = 0
+        self.whole: list[str] | None = []  # all lines while the input is short
+        self.whole_size = 0
+        self.content = False
+        self.lines_read = 0
 
     def take(self, region: FailureRegion) -> None:
         self.regions += 1
@@ -102,7 +107,19 @@ class _Scan:
             finding = self.findings.setdefault(hit.signature.rule.id, _RuleFinding(hit.signature.rule))
             finding.add(hit, _line_of(region, hit.start), region)
 
-    def watch_collect_env(self, lineno: int, line: str) -> None:
+    def read(self, first: int, block: list[str]) -> None:
+        """Bookkeeping of a block of lines besides regions: content, the whole text of a short
+        input, a collect_env block."""
+        self.lines_read = first + len(block) - 1
+        self.content = self.content or any(line.strip() for line in block)
+        if self.whole is not None:
+            self.whole_size += sum(len(line) + 1 for line in block)
+            self.whole = self.whole + block if self.whole_size <= WHOLE_TEXT_LIMIT else None
+        if self.collect_env is not None or any(h in line for line in block for h in _COLLECT_ENV_HINTS):
+            for lineno, line in enumerate(block, first):
+                self._watch_collect_env(lineno, line)
+
+    def _watch_collect_env(self, lineno: int, line: str) -> None:
         if self.collect_env is None:
             if _COLLECT_ENV_START.match(line):
                 self.collect_env, self.collect_env_line = [line], lineno
@@ -132,36 +149,25 @@ def triage_stream(
     index = signature_index(rules)
     scan = _Scan(index)
     extractor = RegionExtractor(also_trigger=index.occurs_in)
-    whole: list[str] | None = []
-    whole_size = 0
-    lineno = 0
-    content = False
     for first, block in blocks(iter_lines(stream, source)):
-        for lineno, line in enumerate(block, first):
-            content = content or bool(line.strip())
-            scan.watch_collect_env(lineno, line)
-            if whole is not None:
-                whole_size += len(line) + 1
-                whole = whole if whole_size <= WHOLE_TEXT_LIMIT else None
-                if whole is not None:
-                    whole.append(line)
+        scan.read(first, block)
         for region in extractor.feed_block(first, block):
             scan.take(region)
     for region in extractor.finish():
         scan.take(region)
-    if not content:
+    if not scan.content:
         raise InputError(f"{source}: only blank lines, expected an error text, traceback or log")
-    if whole is not None:
-        _match_whole(scan, whole)
+    if scan.whole is not None:
+        _match_whole(scan, scan.whole)
 
     snapshot, environment_source = _environment(scan, source, snapshot, environment_source, live_environment)
-    if snapshot is not None and knowledge is None and any(f.rule.scope != type(f.rule.scope)() for f in scan.findings.values()):
+    if snapshot is not None and knowledge is None and any(f.rule.scope != Scope() for f in scan.findings.values()):
         from stackcheck.knowledge import load_knowledge
 
         knowledge = load_knowledge()
     matches = [_to_match(f, snapshot, knowledge) for f in scan.findings.values()]
     matches.sort(key=lambda m: (-m.score, m.line, m.rule_id))
-    shown = _shown_region(scan, matches, whole)
+    shown = _shown_region(scan, matches, scan.whole)
     return Diagnosis(
         matches=matches,
         failure_region=shown.text if shown else "",
@@ -169,7 +175,7 @@ def triage_stream(
         failure_region_kind=shown.kind if shown else "",
         environment_source=environment_source,
         regions_found=scan.regions,
-        lines_read=lineno,
+        lines_read=scan.lines_read,
         source=source,
     )
 

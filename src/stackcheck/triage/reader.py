@@ -30,7 +30,8 @@ def clean_line(raw: str) -> str:
     if "\r" in line:
         parts = [p for p in line.split("\r") if p.strip()]
         line = parts[-1] if parts else ""
-    line = _GHA_TIMESTAMP.sub("", line, count=1)
+    if line[:1].isdigit() or line[:1] == "\ufeff":
+        line = _GHA_TIMESTAMP.sub("", line, count=1)
     if _CONTROL.search(line):
         line = _CONTROL.sub("", line)
     return line
