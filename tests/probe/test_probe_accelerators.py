@@ -173,6 +173,34 @@ def test_nvidia_smi_fallback_when_nvml_missing_but_driver_present(fake_fs, monke
     assert all(call[0] == "nvidia-smi" for call in calls)
 
 
+def test_old_nvidia_smi_without_compute_cap_field(fake_fs, monkeypatch):
+    from stackcheck.probe.proc import Completed
+
+    calls = []
+
+    def fake_run(argv, timeout=5.0, **kw):
+        calls.append(argv)
+        query = next((a for a in argv if a.startswith("--query-gpu=")), None)
+        if query and "compute_cap" in query:
+            return Completed(2, 'Field "compute_cap" is not a valid field to query.\n', "")
+        if query:
+            return Completed(0, "0, GPU-6f1a, Tesla V100-SXM2-32GB, 32510\n", "")
+        return Completed(0, "CUDA Version: 11.4", "")
+
+    monkeypatch.setattr("stackcheck.probe.proc.run", fake_run)
+    facts = acc.query_nvidia_smi()
+    assert facts.error is None and facts.cuda_driver_version == "11.4"
+    assert [(g.name, g.compute_capability, g.memory_total_bytes) for g in facts.gpus] == [("Tesla V100-SXM2-32GB", "", 32510 * 2**20)]
+    assert len(calls) == 3
+
+
+def test_nvidia_smi_failure_is_explained(fake_fs, monkeypatch):
+    from stackcheck.probe.proc import Completed
+
+    monkeypatch.setattr("stackcheck.probe.proc.run", lambda *a, **k: Completed(None, "", "", "not found: nvidia-smi"))
+    assert acc.query_nvidia_smi().error == "nvidia-smi: not found: nvidia-smi"
+
+
 def test_parse_smi_csv_skips_junk():
     gpus = acc.parse_smi_csv("garbage\n3, GPU-x, NVIDIA A100-SXM4-80GB, 81920, 8.0, Enabled\n, , ,\n")
     assert [(g.index, g.memory_total_bytes, g.mig_mode) for g in gpus] == [(3, 81920 * 2**20, "enabled")]

@@ -174,35 +174,41 @@ def _gpu(pynvml, index: int) -> Gpu:
     return gpu
 
 
+SMI_FIELDS = ("index", "uuid", "name", "memory.total", "compute_cap", "mig.mode.current")
+SMI_FIELDS_OLD = SMI_FIELDS[:4]  # drivers before ~510 reject compute_cap as "not a valid field"
+
+
 def query_nvidia_smi() -> NvmlFacts:
-    """GPU list from ``nvidia-smi`` CSV, and the CUDA version from its banner (two bounded calls)."""
+    """GPU list from ``nvidia-smi`` CSV, and the CUDA version from its banner (bounded calls)."""
     from stackcheck.probe.proc import run
 
-    fields = "index,uuid,name,memory.total,compute_cap,mig.mode.current"
-    done = run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"], timeout=SMI_TIMEOUT_S)
+    for fields in (SMI_FIELDS, SMI_FIELDS_OLD):
+        done = run(["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout=SMI_TIMEOUT_S)
+        if done.ok or "not a valid field" not in (done.stdout + done.stderr):
+            break
     if not done.ok:
         return NvmlFacts(error="nvidia-smi: " + (done.error or (done.stdout.strip() or done.stderr.strip() or "failed").splitlines()[0]))
-    facts = NvmlFacts(gpus=parse_smi_csv(done.stdout))
+    facts = NvmlFacts(gpus=parse_smi_csv(done.stdout, fields))
     banner = run(["nvidia-smi"], timeout=SMI_TIMEOUT_S)
     facts.cuda_driver_version = parse_smi_cuda_version(banner.stdout)
     return facts
 
 
-def parse_smi_csv(text: str) -> list[Gpu]:
+def parse_smi_csv(text: str, fields: tuple[str, ...] = SMI_FIELDS) -> list[Gpu]:
     gpus = []
     for line in text.splitlines():
-        cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 6 or not cells[0].isdigit():
+        cells = dict(zip(fields, (c.strip() for c in line.split(","))))
+        if len(cells) < len(fields) or not cells["index"].isdigit():
             continue
-        index, uuid, name, mem, cc, mig = cells[:6]
+        mem, cc, mig = cells["memory.total"], cells.get("compute_cap", ""), cells.get("mig.mode.current", "").lower()
         gpus.append(
             Gpu(
-                index=int(index),
-                uuid=uuid,
-                name=name,
+                index=int(cells["index"]),
+                uuid=cells["uuid"],
+                name=cells["name"],
                 memory_total_bytes=int(mem) * 1024 * 1024 if mem.isdigit() else None,
                 compute_capability=cc if cc[:1].isdigit() else "",
-                mig_mode=mig.lower() if mig.lower() in ("enabled", "disabled") else None,
+                mig_mode=mig if mig in ("enabled", "disabled") else None,
             )
         )
     return gpus
