@@ -105,3 +105,12 @@ def test_help_lists_options():
     done = run("--help")
     for opt in ("--json", "-o, --output", "--deep", "--python", "--from-collect-env", "--snapshot"):
         assert opt in done.stdout
+
+
+def test_from_collect_env_on_stdin():
+    text = (ROOT / "tests/data/collect_env/torch13-conda-t4.txt").read_text()
+    done = subprocess.run([str(EXE), "snapshot", "--from-collect-env", "-", "--json"], input=text, capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["accelerators"]["gpus"][0]["name"] == "Tesla T4" and data["tool"]["command"] == "collect_env"
