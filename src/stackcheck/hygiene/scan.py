@@ -98,9 +98,8 @@ class _Scan:
                 what = "Hugging Face hub cache" if rule == "HYG003" else "cache / build directory"
                 pattern = directory.rsplit("/", 1)[-1] + "/"
                 self.add(finding(rule, directory + "/", f"{what} {directory}/ is committed", self.git_rm(directory, pattern)), directory, is_dir=True)
-        elif _BUILT_FILE.search(name):
-            suffix = _BUILT_FILE.search(name).group(0)
-            self.add(finding("HYG004", rel, f"built file {rel} ({human_size(st.st_size)})", self.git_rm(rel, "*" + suffix)), rel)
+        elif built := _BUILT_FILE.search(name):
+            self.add(finding("HYG004", rel, f"built file {rel} ({human_size(st.st_size)})", self.git_rm(rel, "*" + built.group(0))), rel)
         if ext in WEIGHT_EXTENSIONS and st.st_size > self.max_weight and not (cached and cached[0] == "HYG003"):
             self.big_weights.append((rel, st.st_size))
         if ext in PICKLE_EXTENSIONS:
@@ -123,7 +122,7 @@ class _Scan:
             f"do not load it; {self.remove(rel)} and find out where it came from"
             if any(pickles.is_dangerous(m, n) for m, n in unsafe)
             else "re-save the tensors with safetensors.torch.save_file(model.state_dict(), ...) from a trusted copy; "
-            f"or accept it with a '{shlex.quote('HYG006:' + rel)}' line in {IGNORE_FILE}"
+            f"or accept it with the line HYG006:{rel} in {IGNORE_FILE}"
         )
         evidence = {"imports": " ".join(f"{m}.{n}" for m, n in unsafe), "streams": str(scan.streams)}
         self.add(finding("HYG006", rel, observed, fix, evidence=evidence), rel)
@@ -181,7 +180,7 @@ class _Scan:
             ext = rel.rsplit(".", 1)[-1]
             fix = (
                 f"{self.remove(rel)}, then publish it on a model hub or track it with Git LFS "
-                f"(git lfs track '*.{ext}'); or accept it with 'HYG002:{rel}' in {IGNORE_FILE}"
+                f"(git lfs track '*.{ext}'); or accept it with the line HYG002:{rel} in {IGNORE_FILE}"
             )
             observed = f"{human_size(size)} weight file (threshold {human_size(self.max_weight)})"
             self.add(finding("HYG002", rel, observed, fix, evidence={"bytes": str(size)}), rel)
