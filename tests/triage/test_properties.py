@@ -47,3 +47,18 @@ def test_catastrophic_backtracking_pattern_stays_linear():
     assert index.search("a" * 50_000 + "b") == []
     assert index.search("x" * 50_000) == []
     assert [h.signature.index for h in index.search("a" * 50_000)] == [0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=30), FRAGMENTS), max_size=600))
+def test_regions_are_ordered_disjoint_and_faithful_to_the_input(lines):
+    """Regions never overlap, come in input order, and (when not elided) are exactly the
+    input lines between their first and last line numbers."""
+    from stackcheck.triage.regions import extract_regions
+
+    previous_end = 0
+    for region in extract_regions(lines):
+        assert previous_end < region.start <= region.end <= len(lines)
+        if not region.elided:
+            assert region.lines == lines[region.start - 1 : region.end]
+        previous_end = region.end
