@@ -114,3 +114,25 @@ def test_torchscript_class_references_are_not_python_imports():
     data = pickle.dumps(0, protocol=2).replace(b"K\x00", b"c__torch__.___torch_mangle_26\nDemoModule\n)\x81")
     scan = pickles.scan_bytes(data)
     assert scan.imports == ["__torch__.___torch_mangle_26 DemoModule"] and scan.unsafe() == []
+
+
+_SEGMENT = st.sampled_from(["a", "b", "*", "?", "**", "a*", "*b", "[ab]", "[!a]", "x?"])
+_PATTERN = st.tuples(st.booleans(), st.lists(_SEGMENT, min_size=1, max_size=3), st.booleans()).map(
+    lambda t: ("/" if t[0] else "") + "/".join(t[1]) + ("/" if t[2] else "")
+)
+_PATHS = st.lists(st.lists(st.sampled_from(["a", "b", "ab", "ba", "xa", "c"]), min_size=1, max_size=4).map("/".join), min_size=1, max_size=8, unique=True)
+
+
+@pytest.fixture(scope="module")
+def git_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("gitignore")
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+@given(_PATTERN, _PATHS)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_generated_patterns_match_like_git(git_dir, pattern, paths):
+    (git_dir / ".gitignore").write_text(pattern + "\n")
+    done = subprocess.run(["git", "-C", str(git_dir), "check-ignore", "--no-index", "--stdin"], input="\n".join(paths), capture_output=True, text=True)
+    assert {p for p in paths if is_ignored(parse(pattern), "HYG001", p)} == set(done.stdout.split()), pattern
