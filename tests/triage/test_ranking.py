@@ -96,3 +96,45 @@ def test_cpu_torch_rule_agrees_only_where_a_gpu_is_present():
     laptop = triage_text(text, snapshot=load_snapshot(str(SNAPSHOTS / "cpu-laptop.json"))).matches[0]
     assert laptop.rule_id == "KB115"
     assert laptop.environment in ("contradicts", "unknown")  # a CPU-only machine: run on CPU instead
+
+
+def test_traceback_environment_prefixes_in_all_layouts():
+    from stackcheck.triage.evidence import traceback_environments
+
+    text = (
+        '  File "F:\\Program Files\\python3.6.1\\lib\\site-packages\\torch\\__init__.py", line 78, in <module>\n'
+        "File /opt/conda/lib/python3.8/site-packages/torch/nn/modules/sparse.py:158, in Embedding.forward\n"
+        "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization\n"
+    )
+    assert traceback_environments(text) == {"F:\\Program Files\\python3.6.1", "/opt/conda", "/usr/local"}
+
+
+def test_live_environment_is_not_used_for_an_error_from_another_environment():
+    live = load_snapshot(str(SNAPSHOTS / "old-driver-470-cu121.json"))  # /opt/conda/envs/proj
+    calls = []
+
+    def gather():
+        calls.append(1)
+        return live
+
+    elsewhere = (TRIAGE_DATA / "libgl-opencv-docker.txt").read_text()  # frames in /usr/local
+    d = triage_text(elsewhere, live_environment=gather)
+    assert calls and d.environment_source.startswith("none (the input comes from /usr")
+    assert {m.environment for m in d.matches} == {"not-judged"}
+    here = elsewhere.replace("/usr/local/lib/python3.6/dist-packages", "/opt/conda/envs/proj/lib/python3.10/site-packages")
+    assert triage_text(here, live_environment=gather).environment_source == "live environment"
+    assert triage_text("just words", live_environment=gather).environment_source == "none"
+    assert len(calls) == 2  # not gathered when nothing matched
+
+
+def test_module_missing_in_another_environment_names_the_failing_one():
+    snap = load_snapshot(str(SNAPSHOTS / "old-driver-470-cu121.json"))
+    text = (
+        '  File "/home/u/.venv/lib/python3.12/site-packages/app/main.py", line 3, in <module>\n'
+        "    import definitely_not_installed\n"
+        "ModuleNotFoundError: No module named 'definitely_not_installed'\n"
+    )
+    best = triage_text(text, snapshot=snap).matches[0]
+    assert best.environment == "unknown"
+    assert "not the environment that failed (/home/u/.venv)" in "\n".join(best.evidence)
+    assert "<python of /home/u/.venv> -m pip install definitely-not-installed" in best.fix

@@ -19,7 +19,7 @@ from typing import BinaryIO
 from stackcheck.errors import InputError
 from stackcheck.models.rule import Rule, Scope
 from stackcheck.models.snapshot import Snapshot
-from stackcheck.triage.evidence import read
+from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
 from stackcheck.triage.reader import iter_lines
@@ -96,6 +96,7 @@ class _Scan:
         self.whole_size = 0
         self.content = False
         self.lines_read = 0
+        self.prefixes: set[str] = set()  # environments the input's traceback frames come from
 
     def take(self, region: FailureRegion) -> None:
         self.regions += 1
@@ -103,6 +104,8 @@ class _Scan:
         if region.kind == "traceback":
             self.last_traceback = region
         text = region.text
+        if len(self.prefixes) < 8:
+            self.prefixes |= traceback_environments(text)
         for hit in self.index.search(text):
             finding = self.findings.setdefault(hit.signature.rule.id, _RuleFinding(hit.signature.rule))
             finding.add(hit, _line_of(region, hit.start), region)
@@ -216,7 +219,12 @@ def _environment(scan: _Scan, source: str, snapshot, environment_source, live) -
     if snapshot is not None:
         return snapshot, environment_source or "given snapshot"
     if live is not None and scan.findings:
-        return live(), "live environment"
+        current = live()
+        foreign = sorted(p for p in scan.prefixes if not belongs_to(p, current))
+        if foreign and len(foreign) == len(scan.prefixes):
+            # the error happened elsewhere: judging it by this machine would mislead
+            return None, f"none (the input comes from {foreign[0]}, not this environment; give --snapshot)"
+        return current, "live environment"
     return None, "none"
 
 

@@ -144,8 +144,11 @@ def _oom(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading
 
 # ----- ModuleNotFoundError ---------------------------------------------------------------
 
-_SITE = re.compile(
-    r"File \"(?P<prefix>[^\"]+?)[/\\](?:lib|Lib)(?:[/\\](?P<py>python\d+\.\d+))?[/\\](?:site|dist)-packages[/\\]"
+_SITE_TAIL = r"[/\\](?:lib|Lib)(?:[/\\]python\d+\.\d+)?[/\\](?:site|dist)-packages[/\\]"
+# a frame's path: quoted ('File "C:\Program Files\…"') or bare (Jupyter: 'File /opt/conda/…')
+_SITES = (
+    re.compile(r'"(?P<prefix>[^"\n]+?)' + _SITE_TAIL),
+    re.compile(r"(?<![\w\"'])(?P<prefix>(?:/|~|[A-Za-z]:\\)[^\s\"']*?)" + _SITE_TAIL),
 )
 
 
@@ -170,8 +173,23 @@ def distribution_for(module: str, snapshot: Snapshot | None) -> tuple[str, str |
 
 def traceback_environment(region: str) -> str | None:
     """The environment prefix a traceback's frames come from (…/lib/pythonX.Y/site-packages)."""
-    m = _SITE.search(region)
-    return m.group("prefix") if m else None
+    for pattern in _SITES:
+        m = pattern.search(region)
+        if m:
+            return m.group("prefix")
+    return None
+
+
+def traceback_environments(text: str) -> set[str]:
+    """Every environment prefix the frames of ``text`` come from."""
+    return {m.group("prefix") for pattern in _SITES for m in pattern.finditer(text)}
+
+
+def belongs_to(prefix: str, snapshot: Snapshot) -> bool:
+    """Is ``prefix`` (from a traceback) an environment of the snapshot's interpreter?"""
+    norm = prefix.replace("\\", "/").rstrip("/").lower() + "/"
+    dirs = [snapshot.python.prefix, *snapshot.python.site_dirs]
+    return any(d and (d.replace("\\", "/").rstrip("/").lower() + "/").startswith(norm) for d in dirs)
 
 
 @interprets("module", "interpreter")
@@ -200,7 +218,7 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
             reading.agreement = AGREES
             return
         where = snapshot.python.prefix
-        if ran_in and where and _same_prefix(ran_in, where):
+        if ran_in and where and same_prefix(ran_in, where):
             reading.evidence.append(
                 f"{dist} {installed} is installed in {exe}, the same environment the traceback comes from: it was "
                 "installed after the failure, or sys.path differed (PYTHONPATH, a shadowing directory)"
@@ -213,12 +231,17 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
                 f"Run the code with `{shlex.quote(exe)}` (check `which python` and the notebook kernel), or install "
                 f"{dist} into the failing environment with that environment's `python -m pip install {shlex.quote(dist)}`."
             )
+    elif ran_in and snapshot.python.prefix and not same_prefix(ran_in, snapshot.python.prefix):
+        reading.evidence.append(
+            f"{dist} is not installed in {exe} either, but that is not the environment that failed ({ran_in})"
+        )
+        reading.fixes.append(f"Install it into the failing environment with its own interpreter: `<python of {ran_in}> -m pip install {shlex.quote(dist)}`.")
     else:
         reading.agree(f"no distribution providing {top!r} is installed in {exe}")
         reading.fixes.append(f"`{shlex.quote(exe)} -m pip install {shlex.quote(dist)}`.")
 
 
-def _same_prefix(a: str, b: str) -> bool:
+def same_prefix(a: str, b: str) -> bool:
     norm = lambda p: p.replace("\\", "/").rstrip("/").lower()  # noqa: E731
     return norm(a) == norm(b)
 
