@@ -109,7 +109,7 @@ def planted_repo(tmp_path):
             "from transformers import AutoModel\n"
             "a = AutoModel.from_pretrained('org/x', trust_remote_code=True)\n"
             "b = AutoModel.from_pretrained(\n    'org/x',\n    trust_remote_code=True,\n    revision='0f1e2d3c4b5a69788796a5b4c3d2e1f0a1b2c3d4',\n)\n"
-            "c = AutoModel.from_pretrained('org/x', trust_remote_code=True, revision='main')\n"
+            f"c = AutoModel.from_pretrained('org/x', trust_remote_code=True, revision='main', token='{s['hf']}')\n"
         ),
         # a file in the work tree that git does not track: never scanned in git mode
         "untracked-notes.txt": f"{s['hf']}\n",

@@ -24,7 +24,7 @@ def test_every_planted_finding_and_no_near_miss(planted_repo):
 
     kinds = sorted(c.evidence["kind"] for c in found["HYG001"])
     assert kinds == sorted([
-        "Hugging Face token", "OpenAI API key", "Anthropic API key", "GitHub token", "GitHub token",
+        "Hugging Face token", "Hugging Face token", "OpenAI API key", "Anthropic API key", "GitHub token", "GitHub token",
         "W&B API key", "AWS access key id", "AWS secret access key", "private key", ".netrc password",
     ])
     files = {c.evidence["file"] for c in found["HYG001"]}
@@ -42,6 +42,8 @@ def test_every_planted_finding_and_no_near_miss(planted_repo):
     assert nb.evidence["cell"] == "1" and nb.evidence["file"] == "notebooks/train.ipynb"
     assert sorted(c.evidence["file"] for c in found["HYG006"]) == ["checkpoints/evil.pkl", "checkpoints/old.ckpt"]
     assert all("os.system" in c.observed or "posix.system" in c.observed for c in found["HYG006"])
+    quoted = next(c.observed for c in found["HYG007"] if c.subject == "src/load.py line 8")
+    assert "token='hf_A..." in quoted and "hf_Ab3dE" not in quoted  # the quoted line is masked too
     remote = sorted(c.subject for c in found["HYG007"])
     assert remote == ["notebooks/train.ipynb cell 2 line 2", "src/load.py line 2", "src/load.py line 8"]
     for c in found["HYG001"] + found["HYG005"] + found["HYG006"]:
@@ -95,7 +97,7 @@ def test_directory_walk_outside_git_skips_venvs(tmp_path, secrets):
 
 def test_subdirectory_scan_names_files_from_the_repository_root(planted_repo):
     report = scan(str(planted_repo / "src"))
-    assert {c.evidence["file"] for c in _by_rule(report)["HYG001"]} == {"src/config.py"}
+    assert {c.evidence["file"] for c in _by_rule(report)["HYG001"]} == {"src/config.py", "src/load.py"}
 
 
 def test_clean_repository_is_ok(tmp_path):

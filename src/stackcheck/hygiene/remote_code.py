@@ -50,7 +50,9 @@ def unpinned_calls(source: str) -> Iterator[tuple[int, str]]:
 
 
 def call_name(source: str, line: int) -> str:
-    """The source line of a finding, stripped and shortened, for the evidence."""
+    """The source line of a finding, secrets masked, stripped and shortened, for the evidence."""
+    from stackcheck.hygiene.secrets import redact
+
     lines = source.splitlines()
-    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    text = redact(lines[line - 1].strip()) if 0 < line <= len(lines) else ""
     return text if len(text) <= 100 else text[:97] + "..."

@@ -72,3 +72,14 @@ def find_secrets(text: str, *, filename: str = "") -> list[Secret]:
         for m in _NETRC_PASSWORD.finditer(text):
             hits.append((m.start(1), Secret(kind, mask(m.group(1)), text.count("\n", 0, m.start(1)) + 1)))
     return [secret for _, secret in sorted(hits, key=lambda h: h[0])]
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential replaced by its masked form (for evidence that quotes
+    a source line)."""
+    for kind, (anchors, regex) in _COMPILED.items():
+        if kind == "private key" or not any(a in text for a in anchors):
+            continue
+        group = 1 if regex.groups else 0
+        text = regex.sub(lambda m: m.group(0).replace(m.group(group), mask(m.group(group))), text)
+    return text
