@@ -19,29 +19,41 @@ _HEADERS = ("name", "version", "requires-dist", "requires-python", "provides-ext
 
 
 def _read_headers(path):
-    """Name, Version, Requires-Dist… from a METADATA/PKG-INFO file, stopping at the body."""
+    """Name, Version, Requires-Dist… from a METADATA/PKG-INFO file, stopping at the body.
+
+    Reads in binary chunks up to the first blank line: most headers fit the first 8 KiB,
+    and the long description after them is never decoded."""
+    with open(path, "rb") as fh:
+        data = fh.read(8192)
+        while b"\n\n" not in data and b"\n\r\n" not in data:
+            more = fh.read(65536)
+            if not more:
+                break
+            data += more
+    end = data.find(b"\n\n")
+    alt = data.find(b"\n\r\n")
+    if end < 0 or (0 <= alt < end):
+        end = alt
+    head = (data if end < 0 else data[:end]).decode("utf-8", "replace")
     found = {"requires-dist": [], "provides-extra": []}
     key = None
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if line in ("\n", "\r\n"):
-                break
-            if line[:1] in (" ", "\t"):  # continuation of a folded header
-                if key in ("name", "version", "requires-python") and key in found:
-                    found[key] += " " + line.strip()
-                continue
-            name, sep, value = line.partition(":")
-            if not sep:
-                continue
-            key = name.strip().lower()
-            if key not in _HEADERS:
-                key = None
-                continue
-            value = value.strip()
-            if key in ("requires-dist", "provides-extra"):
-                found[key].append(value)
-            elif key not in found:
-                found[key] = value
+    for line in head.splitlines():
+        if line[:1] in (" ", "\t"):  # continuation of a folded header
+            if key in ("name", "version", "requires-python") and key in found:
+                found[key] += " " + line.strip()
+            continue
+        name, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key = name.strip().lower()
+        if key not in _HEADERS:
+            key = None
+            continue
+        value = value.strip()
+        if key in ("requires-dist", "provides-extra"):
+            found[key].append(value)
+        elif key not in found:
+            found[key] = value
     return found
 
 
@@ -72,8 +84,8 @@ def _egg_requires(path):
 
 def _read_small(path):
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
     except OSError:
         return None
 
@@ -96,20 +108,15 @@ def _top_level_from_record(record_text):
     return sorted(n for n in names if n.isidentifier() and n != "__pycache__")
 
 
-def _module_present(location, name):
-    base = os.path.join(location, name)
-    if os.path.isdir(base) or os.path.exists(base + ".py"):
+def _module_present(listing, name):
+    """Whether a top-level module is in a directory, given that directory's listing."""
+    if name in listing or name + ".py" in listing:
         return True
-    try:
-        return any(
-            e.startswith(name + ".") and e.endswith((".so", ".pyd"))
-            for e in os.listdir(location)
-        )
-    except OSError:
-        return False
+    prefix = name + "."
+    return any(e.startswith(prefix) and e.endswith((".so", ".pyd")) for e in listing)
 
 
-def _distribution(location, entry):
+def _distribution(location, entry, listing=frozenset()):
     """One dist-info / egg-info entry → a Distribution dict (or None when unreadable)."""
     mdir = os.path.join(location, entry)
     problems = []
@@ -187,7 +194,7 @@ def _distribution(location, entry):
         elif not dist["editable"]:
             problems.append("missing RECORD")
     if not dist["editable"] and not egg:
-        missing = [m for m in dist["top_level"] if not _module_present(location, m)]
+        missing = [m for m in dist["top_level"] if not _module_present(listing, m)]
         if missing and top is not None:
             # top_level.txt is sometimes wrong (google-re2 lists "_re2"): only what RECORD
             # installs at top level can be missing. Read RECORD on this rare path only.
@@ -337,13 +344,14 @@ def packages_facts(path_entries=None):
             names = sorted(os.listdir(location))
         except OSError:
             continue
+        listing = frozenset(names)
         for entry in names:
             if entry.startswith("~"):
                 strays.append(os.path.join(location, entry))
                 continue
             if not entry.endswith((".dist-info", ".egg-info")):
                 continue
-            dist = _distribution(location, entry)
+            dist = _distribution(location, entry, listing)
             key = _normalize(dist["name"])
             if key in seen_names:
                 dist["shadowed"] = True
