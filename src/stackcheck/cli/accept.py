@@ -14,7 +14,7 @@ from stackcheck.cli.common import emit_json, finish, json_option, python_option,
 @click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False), help="Report directory (default: ./stackcheck-accept-<UTC timestamp>/).")
 @click.option("--repo", metavar="DIR", type=click.Path(file_okay=False), help="Repository for the hygiene step (default: the one containing the current directory).")
 @click.option("--timeout", default=300.0, show_default=True, metavar="S", type=click.FloatRange(min=1), help="Time limit of each step's child process, in seconds.")
-@click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped steps in full too.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list ok and skipped steps, with what each ok step observed.")
 @json_option
 @strict_option
 def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, as_json, strict):
@@ -59,5 +59,9 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
         emit_json(result.report)
     else:
         click.echo(report_text(result.report, verbose=verbose), nl=False)
+        if verbose:  # for acceptance the evidence of the passing steps is the point
+            for c in result.report.checks:
+                if c.verdict == "ok" and c.observed:
+                    click.echo(f"  {c.id}: {c.observed}")
         click.echo(f"  report: {result.report_path}")
     finish(exit_code(result.report.verdict, strict))
