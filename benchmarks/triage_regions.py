@@ -31,6 +31,15 @@ _XML_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _ESC = "\ue01b"
 
 
+def extract(archive: str | Path, dest: str | Path) -> None:
+    """Unpack a tar archive safely (the 'data' filter where this Python has it)."""
+    with tarfile.open(archive) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+        else:  # Python < 3.10.12 / 3.11.4
+            tar.extractall(dest)  # noqa: S202 - a known archive from the shared data directory
+
+
 def examples(root: Path):
     """(log path, chunk lines) for every labelled example whose log is present."""
     import xml.etree.ElementTree as ET
@@ -89,8 +98,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(args.archive) as tar:
-            tar.extractall(tmp, filter="data")
+        extract(args.archive, tmp)
         result = measure(Path(tmp))
     if args.json:
         json.dump(result, sys.stdout)

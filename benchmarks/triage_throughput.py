@@ -20,10 +20,11 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from triage_regions import extract
 
 ARCHIVE = "/work/shared/data/logs/gha_run_example.tar.xz"
 TAIL = Path(__file__).parents[1] / "tests" / "data" / "triage" / "oom-fragmentation.txt"
@@ -31,8 +32,7 @@ TAIL = Path(__file__).parents[1] / "tests" / "data" / "triage" / "oom-fragmentat
 
 def build_log(path: Path, megabytes: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(ARCHIVE) as tar:
-            tar.extractall(tmp, filter="data")
+        extract(ARCHIVE, tmp)
         corpus = b"".join(p.read_bytes() for p in sorted(Path(tmp).rglob("*.txt")))
     with open(path, "wb") as out:
         written = 0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,14 @@ from stackcheck.triage.reader import MAX_LINE_CHARS, clean_line, iter_lines
 from stackcheck.triage.regions import REGION_HEAD, REGION_TAIL, extract_regions
 
 SHARED_LOGS = Path("/work/shared/data/logs")
+
+
+def region_benchmark():
+    """benchmarks/triage_regions.py, which measures extraction on the shared log data."""
+    spec = importlib.util.spec_from_file_location("triage_regions", Path(__file__).parents[2] / "benchmarks" / "triage_regions.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def regions_of(text: str):
@@ -110,8 +118,7 @@ def gha_logs(tmp_path_factory):
     if not archive.exists():
         pytest.skip("shared log data not present")
     root = tmp_path_factory.mktemp("gha")
-    with tarfile.open(archive) as tar:
-        tar.extractall(root, filter="data")
+    region_benchmark().extract(archive, root)
     return sorted(root.rglob("*.txt"))
 
 
@@ -136,16 +143,11 @@ def test_logchunks_labelled_failures_are_found_in_most_logs(tmp_path):
     """LogChunks (MSR 2020): 797 Travis CI logs with a hand-labelled failure chunk. The chunk's
     first line must lie in an extracted region for most of them while regions keep a small
     share of the log (benchmarks/triage_regions.py prints the figures)."""
-    import importlib.util
-
     archive = SHARED_LOGS / "logchunks.tar.xz"
     if not archive.exists():
         pytest.skip("shared log data not present")
-    with tarfile.open(archive) as tar:
-        tar.extractall(tmp_path, filter="data")
-    spec = importlib.util.spec_from_file_location("triage_regions", Path(__file__).parents[2] / "benchmarks" / "triage_regions.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = region_benchmark()
+    module.extract(archive, tmp_path)
     result = module.measure(tmp_path)
     assert result["examples"] == 797
     assert result["found"] >= 0.7
