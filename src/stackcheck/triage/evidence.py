@@ -208,33 +208,32 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
         return
     exe = snapshot.python.executable or "python"
     dist, installed = distribution_for(module, snapshot)
-    if installed is not None:
-        if module != top:
-            reading.evidence.append(
-                f"{dist} {installed} is installed in {exe}, but its submodule {module} is missing: a build for "
-                "another platform/Python, or a source checkout in the working directory shadowing the installed package"
-            )
-            reading.fixes.append(f"Run from outside the source tree, or reinstall with `{shlex.quote(exe)} -m pip install --force-reinstall {shlex.quote(dist)}`.")
-            reading.agreement = AGREES
-            return
-        where = snapshot.python.prefix
-        if ran_in and where and same_prefix(ran_in, where):
-            reading.evidence.append(
-                f"{dist} {installed} is installed in {exe}, the same environment the traceback comes from: it was "
-                "installed after the failure, or sys.path differed (PYTHONPATH, a shadowing directory)"
-            )
-            reading.fixes.append(f"Rerun with `{shlex.quote(exe)}`; if it still fails, run `stackcheck doctor --python {shlex.quote(exe)}`.")
-        else:
-            elsewhere = f"than {ran_in}" if ran_in else "than the one that failed"
-            reading.agree(f"{dist} {installed} is installed in {exe}: a different interpreter {elsewhere} ran the code")
-            reading.fixes.append(
-                f"Run the code with `{shlex.quote(exe)}` (check `which python` and the notebook kernel), or install "
-                f"{dist} into the failing environment with that environment's `python -m pip install {shlex.quote(dist)}`."
-            )
-    elif ran_in and snapshot.python.prefix and not same_prefix(ran_in, snapshot.python.prefix):
-        reading.evidence.append(
-            f"{dist} is not installed in {exe} either, but that is not the environment that failed ({ran_in})"
+    # is the snapshot the environment that failed? (None: the text does not say)
+    if groups.get("interpreter"):
+        same_env = same_prefix(groups["interpreter"], exe)
+    else:
+        same_env = belongs_to(ran_in, snapshot) if ran_in else None
+    if installed is not None and module != top:
+        reading.agree(
+            f"{dist} {installed} is installed in {exe}, but its submodule {module} is missing: a build for "
+            "another platform/Python, or a source checkout in the working directory shadowing the installed package"
         )
+        reading.fixes.append(f"Run from outside the source tree, or reinstall with `{shlex.quote(exe)} -m pip install --force-reinstall {shlex.quote(dist)}`.")
+    elif installed is not None and same_env:
+        reading.evidence.append(
+            f"{dist} {installed} is installed in {exe}, the same environment the traceback comes from: it was "
+            "installed after the failure, or sys.path differed (PYTHONPATH, a shadowing directory)"
+        )
+        reading.fixes.append(f"Rerun with `{shlex.quote(exe)}`; if it still fails, run `stackcheck doctor --python {shlex.quote(exe)}`.")
+    elif installed is not None:
+        elsewhere = f"than {ran_in}" if ran_in else "than the one that failed"
+        reading.agree(f"{dist} {installed} is installed in {exe}: a different interpreter {elsewhere} ran the code")
+        reading.fixes.append(
+            f"Run the code with `{shlex.quote(exe)}` (check `which python` and the notebook kernel), or install "
+            f"{dist} into the failing environment with that environment's `python -m pip install {shlex.quote(dist)}`."
+        )
+    elif same_env is False:
+        reading.evidence.append(f"{dist} is not installed in {exe}, and that is not the environment that failed ({ran_in})")
         reading.fixes.append(f"Install it into the failing environment with its own interpreter: `<python of {ran_in}> -m pip install {shlex.quote(dist)}`.")
     else:
         reading.agree(f"no distribution providing {top!r} is installed in {exe}")
