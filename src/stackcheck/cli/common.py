@@ -23,6 +23,14 @@ snapshot_option = click.option("--snapshot", "snapshot_file", metavar="FILE", he
 collect_env_option = click.option(
     "--from-collect-env", "collect_env_file", metavar="FILE", help="Judge a pasted `python -m torch.utils.collect_env` output ('-' for stdin)."
 )
+kernel_option = click.option(
+    "--kernel", "kernel_name", metavar="NAME", help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`)."
+)
+skip_option = click.option(
+    "--skip", multiple=True, metavar="ID[,ID…]", help="Record these checks (or ID prefixes like GPU) as skipped, e.g. on CPU-only CI."
+)
+markdown_option = click.option("--markdown", "as_markdown", is_flag=True, help="Print the report as a Markdown table.")
+verbose_option = click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")
 deep_option = click.option("--deep", is_flag=True, help="Also import torch in a child process (with a timeout) for device facts.")
 
 

@@ -9,21 +9,25 @@ from stackcheck.cli.common import (
     emit_report,
     finish,
     json_option,
+    kernel_option,
+    markdown_option,
     python_option,
+    skip_option,
     snapshot_option,
     strict_option,
+    verbose_option,
 )
 
 
 @click.command()
 @python_option
-@click.option("--kernel", "kernel_name", metavar="NAME", help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`).")
+@kernel_option
 @snapshot_option
 @collect_env_option
-@click.option("--skip", multiple=True, metavar="ID[,ID…]", help="Record these checks (or ID prefixes like KERN) as skipped.")
+@skip_option
 @json_option
-@click.option("--markdown", "as_markdown", is_flag=True, help="Print the report as a Markdown table.")
-@click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")
+@markdown_option
+@verbose_option
 @strict_option
 def doctor(python_path, kernel_name, snapshot_file, collect_env_file, skip, as_json, as_markdown, verbose, strict):
     """Find isolation and integrity faults of an environment (no profile needed).
