@@ -250,3 +250,16 @@ def test_live_collect_env_agrees_with_live_snapshot():
         assert ours.toolchain.nvcc.version == theirs.toolchain.nvcc.version
     for dist in theirs.packages.distributions:
         assert ours.distribution(dist.name).version == dist.version, dist.name
+
+
+def test_driver_too_old_warning_gives_the_drivers_cuda_version():
+    """torch's warning "found version 11040" means the driver supports CUDA 11.4; CUDA002 can
+    then judge a pasted report that has no driver line."""
+    from pathlib import Path
+
+    from stackcheck.importers.collect_env import parse_collect_env
+
+    path = Path(__file__).parents[1] / "data" / "collect_env" / "torch21-cu121-driver470.txt"
+    snap = parse_collect_env(path.read_text(), source=str(path))
+    assert snap.accelerators.cuda_driver_version == "11.4"
+    assert snap.accelerators.status == "ok"

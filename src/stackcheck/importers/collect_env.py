@@ -42,8 +42,24 @@ def parse_collect_env(text: str, source: str = "<text>") -> S.Snapshot:
     snap.packages = _packages(libs, snap.torch)
     snap.platform = _platform(fields, cpu)
     snap.accelerators = _accelerators(fields, gpu_lines)
+    _driver_cuda_from_warning(text, snap.accelerators)
     snap.toolchain = _toolchain(fields)
     return snap
+
+
+_DRIVER_TOO_OLD = re.compile(r"driver on your system is too old \(found version (\d{4,6})\)")
+
+
+def _driver_cuda_from_warning(text: str, acc: S.AcceleratorSection) -> None:
+    """torch's "driver … too old (found version 11040)" warning states the CUDA version the
+    driver supports (major*1000 + minor*10): a fact the collect_env fields may lack."""
+    m = _DRIVER_TOO_OLD.search(text)
+    if m is None or acc.cuda_driver_version:
+        return
+    n = int(m.group(1))
+    acc.cuda_driver_version = f"{n // 1000}.{(n % 1000) // 10}"
+    if acc.status == "absent":
+        acc.status, acc.vendor, acc.looked_for = "ok", "nvidia", []
 
 
 def find_collect_env_block(text: str) -> str | None:
