@@ -314,3 +314,14 @@ def test_stackcheck_itself_survives_the_polluted_pythonpath_it_reports(shell, tm
     report = json.loads(done.stdout)
     non_ok = {(c["id"], c["subject"]) for c in report["checks"] if c["verdict"] == "blocked"}
     assert ("ISO003", str(ros)) in non_ok and ("ISO001", "packaging") in non_ok
+
+
+def test_no_shield_when_stackcheck_itself_comes_from_pythonpath(shell, tmp_path):
+    import stackcheck
+    from stackcheck.cli import _shield_from_pythonpath
+
+    src = Path(stackcheck.__file__).parent.parent
+    shell.setenv("PYTHONPATH", f"{src}:{tmp_path}")
+    assert not _shield_from_pythonpath()  # a -E restart could not import stackcheck
+    shell.setenv("PYTHONPATH", str(tmp_path))
+    assert _shield_from_pythonpath()

@@ -76,9 +76,20 @@ def cli() -> None:
     """
 
 
+def _shield_from_pythonpath() -> bool:
+    """PYTHONPATH is set and stackcheck does not itself come from it (``PYTHONPATH=src``)."""
+    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if not entries or sys.flags.ignore_environment or os.name != "posix":
+        return False
+    import stackcheck
+
+    home = os.path.realpath(os.path.dirname(os.path.dirname(stackcheck.__file__)))
+    return home not in {os.path.realpath(p) for p in entries}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one-line errors and exit 2 for bad input, never a traceback."""
-    if argv is None and os.environ.get("PYTHONPATH") and not sys.flags.ignore_environment and os.name == "posix":
+    if argv is None and _shield_from_pythonpath():
         # A polluted PYTHONPATH (ROS's python3.10 site-packages) must not change the code
         # stackcheck itself runs. Restart with -E; os.environ keeps PYTHONPATH, so the
         # probes still see and report it (probe.interpreter_sections).
