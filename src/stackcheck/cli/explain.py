@@ -19,6 +19,7 @@ def explain(check_id, list_all, as_json):
       stackcheck explain CUDA002
       stackcheck explain --list
     """
+    import stackcheck.checks._external  # noqa: F401  (registers checks other commands run)
     from stackcheck.checks.registry import all_checks
 
     checks = all_checks()

@@ -23,12 +23,14 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
         if c.verdict in ("ok", "skipped") and not verbose:
             continue
         label = c.title + (f" [{c.subject}]" if c.subject and c.subject not in c.title else "")
+        if c.verdict == "ok":  # one line: what was seen, when it is short enough to help
+            seen = f" — {c.observed}" if c.observed and len(c.observed) <= 70 else ""
+            lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}{seen}")
+            continue
         lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}")
         if c.verdict == "skipped":
             if c.reason:
                 lines.append(f"            reason:   {c.reason}")
-            continue
-        if c.verdict == "ok":
             continue
         if c.observed:
             lines.append(f"            observed: {c.observed}")
