@@ -14,6 +14,15 @@ DATA = Path(__file__).parent / "data"
 SNAPSHOTS = DATA / "snapshots"
 
 
+def shared_dir() -> Path:
+    """The project's shared/ tree: beside the checkout (as CI lays it), else /work/shared."""
+    beside = Path(__file__).resolve().parents[2] / "shared"
+    return beside if beside.is_dir() else Path("/work/shared")
+
+
+SHARED = shared_dir()
+
+
 def dist(name: str, version: str, *requires: str, location: str = "/env/lib/python3.12/site-packages", **kw) -> S.Distribution:
     return S.Distribution(name=name, version=version, location=location, requires=list(requires), **kw)
 

@@ -3,8 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import SHARED
+
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
-WORKED = Path("/work/shared/reference/memory_worked_examples.json")
+WORKED = SHARED / "reference" / "memory_worked_examples.json"
 
 
 def load_config(name: str) -> dict:

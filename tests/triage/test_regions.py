@@ -11,8 +11,9 @@ import pytest
 from stackcheck.errors import InputError
 from stackcheck.triage.reader import MAX_LINE_CHARS, clean_line, iter_lines
 from stackcheck.triage.regions import REGION_HEAD, REGION_TAIL, extract_regions
+from tests.factories import SHARED
 
-SHARED_LOGS = Path("/work/shared/data/logs")
+SHARED_LOGS = SHARED / "data" / "logs"
 
 
 def region_benchmark():
