@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
-from stackcheck.deps.index import DistIndex, parse_requirement
+from stackcheck.deps.index import DistIndex, install_spec
 
 
 def _index(ctx) -> DistIndex:
@@ -11,14 +11,6 @@ def _index(ctx) -> DistIndex:
     if idx is None:
         idx = ctx.options["_dist_index"] = DistIndex(ctx.snapshot)
     return idx
-
-
-def _without_marker(text: str) -> str:
-    req = parse_requirement(text)
-    if req is None:
-        return text
-    extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
-    return f"{req.name}{extras}{req.specifier}"
 
 
 def _judge_requirements(ctx, texts, *, missing_is_problem: bool):
@@ -39,14 +31,14 @@ def _judge_requirements(ctx, texts, *, missing_is_problem: bool):
                 yield blocked(
                     observed=f"{st.name} is not installed",
                     expected=text,
-                    fix=ctx.pip_install(_without_marker(text)),
+                    fix=ctx.pip_install(install_spec(text)),
                     subject=st.name,
                 )
         else:  # mismatch
             yield blocked(
                 observed=f"{st.dist.name} {st.installed} (in {st.dist.location})",
                 expected=text,
-                fix=ctx.pip_install(_without_marker(text)),
+                fix=ctx.pip_install(install_spec(text)),
                 subject=st.name,
             )
 

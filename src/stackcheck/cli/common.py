@@ -57,3 +57,24 @@ def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bo
 
     text = report_markdown(report) if as_markdown else report_text(report, verbose=verbose)
     click.echo(text, nl=False)
+
+
+def split_ids(values: tuple[str, ...]) -> list[str]:
+    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]."""
+    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+
+
+def kernel_interpreter(name: str, python_path: str | None) -> str:
+    """The interpreter a Jupyter kernel runs (for ``--kernel NAME``), or a one-line error."""
+    from stackcheck.errors import InputError
+
+    if python_path:
+        raise InputError("--kernel and --python cannot be combined: a kernel names its own interpreter")
+    from stackcheck.probe.kernels import find_kernelspecs
+
+    for spec in find_kernelspecs():
+        if spec.name == name:
+            if not spec.interpreter or not spec.interpreter_exists:
+                raise InputError(f"kernel {name!r}: its interpreter {spec.argv[:1]} does not exist ({spec.path})")
+            return spec.interpreter
+    raise InputError(f"no Jupyter kernel named {name!r} (see `jupyter kernelspec list`)")

@@ -9,11 +9,13 @@ from stackcheck.cli.common import (
     emit_report,
     finish,
     json_option,
+    kernel_interpreter,
     kernel_option,
     markdown_option,
     python_option,
     skip_option,
     snapshot_option,
+    split_ids,
     strict_option,
     verbose_option,
 )
@@ -47,14 +49,13 @@ def doctor(python_path, kernel_name, snapshot_file, collect_env_file, skip, as_j
       stackcheck doctor --kernel my-env --json
       stackcheck doctor --snapshot colleague.json --strict
     """
-    from stackcheck.cli.preflight import _kernel_interpreter, split_ids
     from stackcheck.environment import obtain_snapshot
     from stackcheck.judge import judge
     from stackcheck.models.finding import exit_code
     from stackcheck.probe import JUDGED
 
     if kernel_name:
-        python_path = _kernel_interpreter(kernel_name, python_path)
+        python_path = kernel_interpreter(kernel_name, python_path)
     snapshot = obtain_snapshot(
         snapshot_file=snapshot_file,
         collect_env_file=collect_env_file,

@@ -8,18 +8,20 @@ from stackcheck.cli.common import (
     collect_env_option,
     deep_option,
     emit_json,
+    emit_report,
     finish,
     json_option,
+    kernel_interpreter,
+    kernel_option,
+    markdown_option,
     python_option,
     registry_option,
+    skip_option,
     snapshot_option,
+    split_ids,
     strict_option,
+    verbose_option,
 )
-
-
-def split_ids(values: tuple[str, ...]) -> list[str]:
-    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]."""
-    return [part.strip() for v in values for part in v.split(",") if part.strip()]
 
 
 @click.command()
@@ -27,14 +29,14 @@ def split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--list-profiles", is_flag=True, help="List the profiles of the registry in use and exit.")
 @registry_option
 @python_option
-@click.option("--kernel", "kernel_name", metavar="NAME", help="Check the interpreter a Jupyter kernel runs.")
+@kernel_option
 @snapshot_option
 @collect_env_option
 @deep_option
-@click.option("--skip", multiple=True, metavar="ID[,ID…]", help="Record these checks (or ID prefixes like GPU) as skipped, e.g. on CPU-only CI.")
+@skip_option
 @json_option
-@click.option("--markdown", "as_markdown", is_flag=True, help="Print the report as a Markdown table.")
-@click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")
+@markdown_option
+@verbose_option
 @strict_option
 def preflight(profile_id, list_profiles, registry, python_path, kernel_name, snapshot_file, collect_env_file, deep, skip, as_json, as_markdown, verbose, strict):
     """Check the live environment (or a recorded one) against a profile.
@@ -64,7 +66,7 @@ def preflight(profile_id, list_profiles, registry, python_path, kernel_name, sna
     from stackcheck.probe import JUDGED
 
     if kernel_name:
-        python_path = _kernel_interpreter(kernel_name, python_path)
+        python_path = kernel_interpreter(kernel_name, python_path)
     snapshot = obtain_snapshot(
         snapshot_file=snapshot_file,
         collect_env_file=collect_env_file,
@@ -75,34 +77,10 @@ def preflight(profile_id, list_profiles, registry, python_path, kernel_name, sna
     )
     report = judge(snapshot, command="preflight", profile=profile, skip=split_ids(skip), deep=deep)
     report.environment["registry"] = catalog.source
-    if as_json:
-        emit_json(report)
-    elif as_markdown:
-        from stackcheck.render.text import report_markdown
-
-        click.echo(report_markdown(report), nl=False)
-    else:
-        from stackcheck.render.text import report_text
-
-        click.echo(report_text(report, verbose=verbose), nl=False)
+    emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
     from stackcheck.models.finding import exit_code
 
     finish(exit_code(report.verdict, strict))
-
-
-def _kernel_interpreter(name: str, python_path: str | None) -> str:
-    from stackcheck.errors import InputError
-
-    if python_path:
-        raise InputError("--kernel and --python cannot be combined: a kernel names its own interpreter")
-    from stackcheck.probe.kernels import find_kernelspecs
-
-    for spec in find_kernelspecs():
-        if spec.name == name:
-            if not spec.interpreter or not spec.interpreter_exists:
-                raise InputError(f"kernel {name!r}: its interpreter {spec.argv[:1]} does not exist ({spec.path})")
-            return spec.interpreter
-    raise InputError(f"no Jupyter kernel named {name!r} (see `jupyter kernelspec list`)")
 
 
 def _list_profiles(catalog, as_json: bool) -> None:

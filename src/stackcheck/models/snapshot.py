@@ -231,15 +231,7 @@ class Snapshot(msgspec.Struct, kw_only=True, dict=True):
 
 
 def normalize_name(name: str) -> str:
-    """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``) without importing packaging."""
-    out = []
-    prev_sep = False
-    for ch in name.lower():
-        if ch in "-_.":
-            if not prev_sep:
-                out.append("-")
-            prev_sep = True
-        else:
-            out.append(ch)
-            prev_sep = False
-    return "".join(out)
+    """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``)."""
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(name)
