@@ -34,6 +34,17 @@ verbose_option = click.option("-v", "--verbose", is_flag=True, help="Show ok and
 deep_option = click.option("--deep", is_flag=True, help="Also import torch in a child process (with a timeout) for device facts.")
 
 
+def judging_options(fn):
+    """The options every environment-judging command shares (preflight, doctor): where the
+    facts come from, which checks to skip, and how to print and exit."""
+    for option in reversed(
+        (python_option, kernel_option, snapshot_option, collect_env_option, skip_option,
+         json_option, markdown_option, verbose_option, strict_option)
+    ):
+        fn = option(fn)
+    return fn
+
+
 def emit_json(obj) -> None:
     """Write a msgspec Struct / plain object as JSON to stdout, newline-terminated."""
     import msgspec

@@ -4,33 +4,11 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import (
-    collect_env_option,
-    emit_report,
-    finish,
-    json_option,
-    kernel_interpreter,
-    kernel_option,
-    markdown_option,
-    python_option,
-    skip_option,
-    snapshot_option,
-    split_ids,
-    strict_option,
-    verbose_option,
-)
+from stackcheck.cli.common import emit_report, finish, judging_options, kernel_interpreter, split_ids
 
 
 @click.command()
-@python_option
-@kernel_option
-@snapshot_option
-@collect_env_option
-@skip_option
-@json_option
-@markdown_option
-@verbose_option
-@strict_option
+@judging_options
 def doctor(python_path, kernel_name, snapshot_file, collect_env_file, skip, as_json, as_markdown, verbose, strict):
     """Find isolation and integrity faults of an environment (no profile needed).
 

@@ -5,22 +5,14 @@ from __future__ import annotations
 import click
 
 from stackcheck.cli.common import (
-    collect_env_option,
     deep_option,
     emit_json,
     emit_report,
     finish,
-    json_option,
+    judging_options,
     kernel_interpreter,
-    kernel_option,
-    markdown_option,
-    python_option,
     registry_option,
-    skip_option,
-    snapshot_option,
     split_ids,
-    strict_option,
-    verbose_option,
 )
 
 
@@ -28,16 +20,8 @@ from stackcheck.cli.common import (
 @click.option("--profile", "-p", "profile_id", metavar="ID", help="Profile to check against (see --list-profiles).")
 @click.option("--list-profiles", is_flag=True, help="List the profiles of the registry in use and exit.")
 @registry_option
-@python_option
-@kernel_option
-@snapshot_option
-@collect_env_option
 @deep_option
-@skip_option
-@json_option
-@markdown_option
-@verbose_option
-@strict_option
+@judging_options
 def preflight(profile_id, list_profiles, registry, python_path, kernel_name, snapshot_file, collect_env_file, deep, skip, as_json, as_markdown, verbose, strict):
     """Check the live environment (or a recorded one) against a profile.
 
