@@ -153,3 +153,11 @@ def test_logchunks_labelled_failures_are_found_in_most_logs(tmp_path):
     assert result["examples"] == 797
     assert result["found"] >= 0.7
     assert result["kept"] <= 0.1
+
+
+def test_reader_rejects_random_bytes_without_nul_but_keeps_latin1_logs():
+    random_bytes = bytes(range(0x80, 0x100)) * 2 + b"\n"  # no NUL, none of it UTF-8
+    with pytest.raises(InputError, match="binary"):
+        list(iter_lines(io.BytesIO(random_bytes), "x.bin"))
+    latin1 = "Fehler: Gerät nicht verfügbar — CUDA error: out of memory at step 12\n".encode("latin-1", "replace")
+    assert "CUDA error: out of memory" in next(iter_lines(io.BytesIO(latin1), "x.log"))

@@ -37,9 +37,18 @@ def clean_line(raw: str) -> str:
     return line
 
 
+def _mostly_undecodable(raw: bytes) -> bool:
+    """More than a third of a sizeable line is not UTF-8: random bytes, not a log in some
+    other encoding (a Latin-1 log still decodes mostly, its ASCII being ASCII)."""
+    if len(raw) < 64:
+        return False
+    text = raw.decode("utf-8", errors="replace")
+    return text.count("\ufffd") * 3 > len(text)
+
+
 def iter_lines(stream: BinaryIO, source: str) -> Iterator[str]:
-    """Cleaned lines of ``stream``; raises InputError for empty or binary input (NUL bytes in
-    the first few KiB: an archive, an image, a model file — not a log)."""
+    """Cleaned lines of ``stream``; raises InputError for empty or binary input (NUL bytes or
+    mostly non-UTF-8 lines in the first few KiB: an archive, an image, a model file — not a log)."""
     seen = 0
     while True:
         raw = stream.readline(MAX_LINE_CHARS)
@@ -47,8 +56,8 @@ def iter_lines(stream: BinaryIO, source: str) -> Iterator[str]:
             if seen == 0:
                 raise InputError(f"{source}: empty input, expected an error text, traceback or log")
             return
-        if seen < _PROBE_BYTES and b"\x00" in raw:
-            raise InputError(f"{source}: binary data (NUL bytes), expected an error text, traceback or log")
+        if seen < _PROBE_BYTES and (b"\x00" in raw or _mostly_undecodable(raw)):
+            raise InputError(f"{source}: binary data, expected an error text, traceback or log")
         seen += len(raw)
         if len(raw) >= MAX_LINE_CHARS and not raw.endswith(b"\n"):
             # skip the rest of an overlong line without holding it
