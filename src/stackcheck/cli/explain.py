@@ -10,19 +10,33 @@ from stackcheck.cli.common import emit_json, finish, json_option
 @click.command()
 @click.argument("check_id", required=False)
 @click.option("--list", "list_all", is_flag=True, help="List every check ID with its title.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the whole check reference as Markdown (docs/checks.md).")
+@click.option("-o", "--output", metavar="FILE", help="With --markdown: write the reference to FILE (atomically).")
 @json_option
-def explain(check_id, list_all, as_json):
+def explain(check_id, list_all, as_markdown, output, as_json):
     """Explain a check ID (PY001, PKG003, ISO002, GPU004, CUDA002, KB017 …).
 
     \b
     Examples:
       stackcheck explain CUDA002
       stackcheck explain --list
+      stackcheck explain --markdown -o docs/checks.md
     """
     import stackcheck.checks._external  # noqa: F401  (registers checks other commands run)
     from stackcheck.checks.registry import all_checks
 
     checks = all_checks()
+    if as_markdown:
+        from stackcheck.render.checks_doc import checks_markdown
+
+        text = checks_markdown(checks)
+        if output:
+            from stackcheck.fileio import atomic_write
+
+            click.echo(str(atomic_write(output, text)))
+        else:
+            click.echo(text, nl=False)
+        return
     if list_all or not check_id:
         if as_json:
             emit_json([{"id": s.id, "title": s.title, "commands": sorted(s.commands)} for s in checks.values()])
