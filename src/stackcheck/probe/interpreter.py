@@ -116,8 +116,8 @@ def _module_present(listing, name):
     return any(e.startswith(prefix) and e.endswith((".so", ".pyd")) for e in listing)
 
 
-def _distribution(location, entry, listing=frozenset()):
-    """One dist-info / egg-info entry → a Distribution dict (or None when unreadable)."""
+def _read_distribution(location, entry):
+    """One dist-info / egg-info entry, read from its files → a Distribution dict."""
     mdir = os.path.join(location, entry)
     problems = []
     egg = entry.endswith(".egg-info")
@@ -159,6 +159,7 @@ def _distribution(location, entry, listing=frozenset()):
         "problems": problems,
         "requested": False,
     }
+    dist["_top_level_txt"] = False
     try:
         present = set(os.listdir(mdir))  # one listing instead of a failed open per absent file
     except OSError:
@@ -193,15 +194,35 @@ def _distribution(location, entry, listing=frozenset()):
             dist["top_level"] = _top_level_from_record(record)
         elif not dist["editable"]:
             problems.append("missing RECORD")
-    if not dist["editable"] and not egg:
-        missing = [m for m in dist["top_level"] if not _module_present(listing, m)]
-        if missing and top is not None:
-            # top_level.txt is sometimes wrong (google-re2 lists "_re2"): only what RECORD
-            # installs at top level can be missing. Read RECORD on this rare path only.
-            recorded = _top_level_from_record(read("RECORD") or "")
-            missing = [m for m in missing if m in recorded]
-        for mod in missing:
-            problems.append("RECORD lists top-level module %r but it is missing from %s" % (mod, location))
+    dist["_top_level_txt"] = top is not None
+    return dist
+
+
+def _check_modules_present(dist, listing):
+    """Problems for top-level modules a distribution installs that are gone from its
+    directory (checked on every scan: deleting a package leaves its dist-info untouched)."""
+    if dist["editable"] or dist["metadata_dir"].endswith(".egg-info"):
+        return
+    missing = [m for m in dist["top_level"] if not _module_present(listing, m)]
+    if missing and dist["_top_level_txt"]:
+        # top_level.txt is sometimes wrong (google-re2 lists "_re2"): only what RECORD
+        # installs at top level can be missing. Read RECORD on this rare path only.
+        recorded = _top_level_from_record(_read_small(os.path.join(dist["metadata_dir"], "RECORD")) or "")
+        missing = [m for m in missing if m in recorded]
+    for mod in missing:
+        dist["problems"].append("RECORD lists top-level module %r but it is missing from %s" % (mod, dist["location"]))
+
+
+def _distribution(location, entry, listing=frozenset(), cache=None):
+    """One dist-info / egg-info entry → a Distribution dict, parsed or from the cache."""
+    stamp = cache.stamp(location, entry) if cache is not None else None
+    dist = cache.get(entry, stamp) if stamp is not None else None
+    if dist is None:
+        dist = _read_distribution(location, entry)
+        if stamp is not None and not dist["problems"]:
+            cache.put(entry, stamp, dist)
+    _check_modules_present(dist, listing)
+    del dist["_top_level_txt"]
     return dist
 
 
@@ -327,6 +348,76 @@ def isolation_facts():
     }
 
 
+class _MetadataCache(object):
+    """Parsed metadata of one sys.path directory, kept between runs.
+
+    Reading ~160 METADATA headers and RECORD files is most of a probe's time; a dist-info
+    directory changes its own mtime when files come or go, and METADATA its mtime, size or
+    inode when rewritten, so those key an entry. The key also holds this module's own
+    stat, so a changed probe never reads an older cache. Module presence is never cached.
+    ``STACKCHECK_NO_CACHE=1`` turns it off; ``STACKCHECK_CACHE_DIR`` moves it."""
+
+    def __init__(self, location):
+        self.entries = {}
+        self.seen = {}
+        self.path = None
+        if os.environ.get("STACKCHECK_NO_CACHE"):
+            return
+        root = os.environ.get("STACKCHECK_CACHE_DIR") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), ".cache"),
+            "stackcheck",
+        )
+        import hashlib
+
+        me = os.stat(__file__)
+        self.version = "%d-%d-%d" % (sys.version_info[1], me.st_mtime_ns, me.st_size)
+        digest = hashlib.sha1(os.path.realpath(location).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+        self.path = os.path.join(root, "metadata", digest + ".json")
+        try:
+            with open(self.path, "rb") as fh:
+                data = json.loads(fh.read().decode("utf-8"))
+            if data.get("version") == self.version and data.get("location") == location:
+                self.entries = data["entries"]
+        except (OSError, ValueError, KeyError, AttributeError):
+            self.entries = {}
+
+    def stamp(self, location, entry):
+        if self.path is None:
+            return None
+        mdir = os.path.join(location, entry)
+        meta = mdir if entry.endswith(".egg-info") and not os.path.isdir(mdir) else os.path.join(
+            mdir, "PKG-INFO" if entry.endswith(".egg-info") else "METADATA")
+        try:
+            d, m = os.stat(mdir), os.stat(meta)
+        except OSError:
+            return None
+        return [d.st_mtime_ns, m.st_mtime_ns, m.st_size, m.st_ino]
+
+    def get(self, entry, stamp):
+        hit = self.entries.get(entry)
+        if hit is None or hit[0] != stamp:
+            return None
+        self.seen[entry] = hit
+        dist = dict(hit[1])
+        dist["problems"] = list(dist["problems"])
+        return dist
+
+    def put(self, entry, stamp, dist):
+        self.seen[entry] = [stamp, dict(dist, problems=list(dist["problems"]))]
+
+    def save(self, location):
+        if self.path is None or self.seen == self.entries:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = "%s.%d.tmp" % (self.path, os.getpid())
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump({"version": self.version, "location": location, "entries": self.seen}, fh)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a cache that cannot be written is only slower
+
+
 def packages_facts(path_entries=None):
     """Every distribution on ``sys.path``, in import order; later copies are ``shadowed``."""
     entries = sys.path if path_entries is None else path_entries
@@ -345,18 +436,23 @@ def packages_facts(path_entries=None):
         except OSError:
             continue
         listing = frozenset(names)
+        cache = None
         for entry in names:
             if entry.startswith("~"):
                 strays.append(os.path.join(location, entry))
                 continue
             if not entry.endswith((".dist-info", ".egg-info")):
                 continue
-            dist = _distribution(location, entry, listing)
+            if cache is None:
+                cache = _MetadataCache(location)
+            dist = _distribution(location, entry, listing, cache)
             key = _normalize(dist["name"])
             if key in seen_names:
                 dist["shadowed"] = True
             seen_names.add(key)
             dists.append(dist)
+        if cache is not None:
+            cache.save(location)
     return {
         "status": "ok",
         "source": "metadata",
