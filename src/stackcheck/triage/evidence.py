@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from stackcheck.models.snapshot import Snapshot, normalize_name
+from stackcheck.models.snapshot import Snapshot
 
 AGREES, UNKNOWN, CONTRADICTS = 1, 0, -1
 
