@@ -179,3 +179,15 @@ def test_record_takes_a_live_snapshot_without_snapshot_file(sc, tmp_path):
     shown = json.loads(sc("show", json.loads(out)["id"], "--json")[1])
     assert shown["snapshot"]["tool"]["command"] == "live"
     assert shown["snapshot"]["python"]["executable"]
+
+
+def test_record_accepts_a_pasted_collect_env_as_its_environment(sc, tmp_path):
+    from pathlib import Path
+
+    paste = Path(__file__).parents[1] / "data" / "collect_env" / "torch18-a100-mig.txt"
+    code, out, err = sc("record", write(tmp_path, "r.json", full_draft(profile="LAB-CPU")), "--from-collect-env", str(paste), "--json")
+    assert code == 0, err
+    shown = json.loads(sc("show", json.loads(out)["id"], "--json")[1])
+    assert shown["snapshot"]["tool"]["command"] == "collect_env"
+    code, _, err = sc("record", write(tmp_path, "r2.json", full_draft()), "--from-collect-env", str(paste), *snap())
+    assert code == 2 and "cannot be combined" in err

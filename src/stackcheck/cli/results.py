@@ -6,7 +6,7 @@ import functools
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, registry_option, snapshot_option
+from stackcheck.cli.common import collect_env_option, emit_json, finish, json_option, registry_option, snapshot_option
 
 LEVEL_CHOICE = click.Choice(["smoke", "mechanism", "measured", "reproduced", "delivery"])
 
@@ -60,10 +60,11 @@ def results():
 @results.command(short_help="Complete, prove and store a result (write-once).")
 @click.argument("file", metavar="FILE")
 @snapshot_option
+@collect_env_option
 @registry_option
 @ledger_options
 @json_option
-def record(file, snapshot_file, registry, ledger, as_json):
+def record(file, snapshot_file, collect_env_file, registry, ledger, as_json):
     """Complete a partial result FILE, prove its evidence level and store it write-once.
 
     Prints the stored record's id and path. Exit 1 when the result is invalid or its
@@ -71,7 +72,12 @@ def record(file, snapshot_file, registry, ledger, as_json):
     """
     from stackcheck.results.recording import record as record_result
 
-    done = record_result(file, snapshot=snapshot_file, ledger=ledger, registry=registry)
+    snapshot = snapshot_file
+    if collect_env_file:
+        from stackcheck.environment import obtain_snapshot
+
+        snapshot = obtain_snapshot(snapshot_file=snapshot_file, collect_env_file=collect_env_file)
+    done = record_result(file, snapshot=snapshot, ledger=ledger, registry=registry)
     if as_json:
         emit_json(done.stored)
     else:
