@@ -75,6 +75,30 @@ def split_ids(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for v in values for part in v.split(",") if part.strip()]
 
 
+def judge_environment(command: str, *, profile=None, python_path=None, kernel_name=None, snapshot_file=None,
+                      collect_env_file=None, skip=(), deep=False):
+    """The Report of a judging command (preflight, doctor): resolve ``--kernel``, obtain the
+    snapshot from whichever source was given, run the command's checks."""
+    from stackcheck.environment import obtain_snapshot
+    from stackcheck.judge import judge
+    from stackcheck.probe import JUDGED
+
+    if kernel_name:
+        python_path = kernel_interpreter(kernel_name, python_path)
+    snapshot = obtain_snapshot(
+        snapshot_file=snapshot_file,
+        collect_env_file=collect_env_file,
+        python_path=python_path,
+        deep=deep,
+        sections=JUDGED,
+        modules=tuple(profile.required_modules) if profile else (),
+    )
+    report = judge(snapshot, command=command, profile=profile, skip=split_ids(skip), deep=deep)
+    if kernel_name:
+        report.environment["kernel"] = kernel_name
+    return report
+
+
 def kernel_interpreter(name: str, python_path: str | None) -> str:
     """The interpreter a Jupyter kernel runs (for ``--kernel NAME``), or a one-line error."""
     from stackcheck.errors import InputError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_report, finish, judging_options, kernel_interpreter, split_ids
+from stackcheck.cli.common import emit_report, finish, judge_environment, judging_options
 
 
 @click.command()
@@ -27,21 +27,11 @@ def doctor(python_path, kernel_name, snapshot_file, collect_env_file, skip, as_j
       stackcheck doctor --kernel my-env --json
       stackcheck doctor --snapshot colleague.json --strict
     """
-    from stackcheck.environment import obtain_snapshot
-    from stackcheck.judge import judge
     from stackcheck.models.finding import exit_code
-    from stackcheck.probe import JUDGED
 
-    if kernel_name:
-        python_path = kernel_interpreter(kernel_name, python_path)
-    snapshot = obtain_snapshot(
-        snapshot_file=snapshot_file,
-        collect_env_file=collect_env_file,
-        python_path=python_path,
-        sections=JUDGED,
+    report = judge_environment(
+        "doctor", python_path=python_path, kernel_name=kernel_name, snapshot_file=snapshot_file,
+        collect_env_file=collect_env_file, skip=skip,
     )
-    report = judge(snapshot, command="doctor", skip=split_ids(skip))
-    if kernel_name:
-        report.environment["kernel"] = kernel_name
     emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
     finish(exit_code(report.verdict, strict))

@@ -9,10 +9,9 @@ from stackcheck.cli.common import (
     emit_json,
     emit_report,
     finish,
+    judge_environment,
     judging_options,
-    kernel_interpreter,
     registry_option,
-    split_ids,
 )
 
 
@@ -45,21 +44,10 @@ def preflight(profile_id, list_profiles, registry, python_path, kernel_name, sna
     if not profile_id:
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
     profile = catalog.get(profile_id)
-    from stackcheck.environment import obtain_snapshot
-    from stackcheck.judge import judge
-    from stackcheck.probe import JUDGED
-
-    if kernel_name:
-        python_path = kernel_interpreter(kernel_name, python_path)
-    snapshot = obtain_snapshot(
-        snapshot_file=snapshot_file,
-        collect_env_file=collect_env_file,
-        python_path=python_path,
-        deep=deep,
-        sections=JUDGED,
-        modules=tuple(profile.required_modules),
+    report = judge_environment(
+        "preflight", profile=profile, python_path=python_path, kernel_name=kernel_name, snapshot_file=snapshot_file,
+        collect_env_file=collect_env_file, skip=skip, deep=deep,
     )
-    report = judge(snapshot, command="preflight", profile=profile, skip=split_ids(skip), deep=deep)
     report.environment["registry"] = catalog.source
     emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
     from stackcheck.models.finding import exit_code
