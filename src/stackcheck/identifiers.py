@@ -21,7 +21,7 @@ import re
 
 from stackcheck.errors import InputError
 
-__all__ = ["MAX_NAME", "MAX_TOPIC", "NAME", "TOPIC", "name_problem", "printable", "problem", "require", "text_problem", "topic_problem"]
+__all__ = ["MAX_NAME", "MAX_TOPIC", "NAME", "TOPIC", "name_problem", "printable", "problem", "require", "shown", "text_problem", "topic_problem"]
 
 MAX_NAME = 128
 MAX_TOPIC = 256
@@ -33,8 +33,9 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def _shown(value: str) -> str:
-    return repr(printable(value)) if len(value) <= 60 else repr(printable(value[:60])) + "…"
+def shown(value: str) -> str:
+    """``value`` for a message: quoted, control characters escaped (``repr``), cut at 60."""
+    return repr(value) if len(value) <= 60 else repr(value[:60]) + "…"
 
 
 def name_problem(value: object) -> str | None:
@@ -45,9 +46,9 @@ def name_problem(value: object) -> str | None:
         return f"at most {MAX_NAME} characters, got {len(value)}"
     if not NAME.fullmatch(value):
         if _CONTROL.search(value):
-            return f"must be one line without control characters, got {_shown(value)}"
+            return f"must be one line without control characters, got {shown(value)}"
         if value[0] in "._-" and NAME.fullmatch("a" + value[1:]):
-            return f"must start with a letter or digit, got {_shown(value)}"
+            return f"must start with a letter or digit, got {shown(value)}"
         return NAME_CHARS
     return None
 
@@ -57,11 +58,11 @@ def topic_problem(value: object) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return "must not be empty"
     if _CONTROL.search(value):
-        return f"must be one line without control characters, got {_shown(value)}"
+        return f"must be one line without control characters, got {shown(value)}"
     if len(value) > MAX_TOPIC:
         return f"at most {MAX_TOPIC} characters, got {len(value)}"
     if not TOPIC.fullmatch(value):
-        return f"expected names of letters, digits, '.', '_' or '-' joined by '/', got {_shown(value)}"
+        return f"expected names of letters, digits, '.', '_' or '-' joined by '/', got {shown(value)}"
     if any(len(part) > MAX_NAME for part in value.split("/")):
         return f"each '/'-separated part at most {MAX_NAME} characters"
     return None
@@ -72,7 +73,7 @@ def text_problem(value: object) -> str | None:
     if not isinstance(value, str):
         return "expected text"
     if _CONTROL.search(value):
-        return f"must be one line without control characters, got {_shown(value)}"
+        return f"must be one line without control characters, got {shown(value)}"
     return None
 
 
@@ -83,7 +84,7 @@ def problem(value: object, kind: str = "name") -> str | None:
     """What is wrong with ``value`` as a ``kind`` ("name", "topic" or "text"), showing the
     value (escaped) where that helps; None when it is valid."""
     found = _RULES[kind](value)
-    return f"{NAME_CHARS}, got {_shown(value)}" if found == NAME_CHARS else found
+    return f"{NAME_CHARS}, got {shown(value)}" if found == NAME_CHARS else found
 
 
 def require(value: str, field: str, kind: str = "name") -> str:

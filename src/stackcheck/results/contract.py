@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from stackcheck.identifiers import problem
+from stackcheck.identifiers import problem, shown
 from stackcheck.models.snapshot import Snapshot
 
 RESULT_SCHEMA_VERSION = "1.0"
@@ -153,7 +153,7 @@ def identifier_problems(claim: Claim) -> list[str]:
         if not value.strip():
             out.append(f"{name}: must not be empty")
         elif any(c in value for c in "\n\r\t"):
-            out.append(f"{name}: must be one line")
+            out.append(f"{name}: must be one line, got {shown(value)}")
         elif (found := problem(value, kind)) is not None:
             out.append(f"{name}: {found}")
     ref = getattr(claim, "profile", None)
