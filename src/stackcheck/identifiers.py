@@ -21,7 +21,19 @@ import re
 
 from stackcheck.errors import InputError
 
-__all__ = ["MAX_NAME", "MAX_TOPIC", "NAME", "TOPIC", "name_problem", "printable", "problem", "require", "shown", "text_problem", "topic_problem"]
+__all__ = [
+    "MAX_NAME",
+    "MAX_TOPIC",
+    "NAME",
+    "TOPIC",
+    "name_problem",
+    "printable",
+    "problem",
+    "require",
+    "shown",
+    "text_problem",
+    "topic_problem",
+]
 
 MAX_NAME = 128
 MAX_TOPIC = 256
@@ -100,5 +112,9 @@ def printable(text: str) -> str:
     written as a visible escape (``\\n``, ``\\x1b``, ``\\u202e``): one line that shows what it says."""
     if not text or not _CONTROL.search(text):
         return text
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                              else f"\\u{ord(m.group()):04x}"), text)
+    return _CONTROL.sub(
+        lambda m: _NAMED.get(
+            m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )

@@ -10,9 +10,22 @@ from stackcheck.models import snapshot as S
 from tests.factories import dist, make_profile, make_snapshot
 
 PAYLOADS = (
-    "$(touch pwned)", "`touch pwned`", "; touch pwned", "' ; touch pwned ; '", '" $(touch pwned) "',
-    "&& touch pwned", "| touch pwned", "!! !-1", "* ? [a]", "~root", "{a,b}", "\\", "# comment",
-    "\n touch pwned", "\r\x1b[2K forged line", "\u202e reversed",
+    "$(touch pwned)",
+    "`touch pwned`",
+    "; touch pwned",
+    "' ; touch pwned ; '",
+    '" $(touch pwned) "',
+    "&& touch pwned",
+    "| touch pwned",
+    "!! !-1",
+    "* ? [a]",
+    "~root",
+    "{a,b}",
+    "\\",
+    "# comment",
+    "\n touch pwned",
+    "\r\x1b[2K forged line",
+    "\u202e reversed",
 )
 # One directory name holding every payload: the interpreter of the hostile snapshots lives here.
 ENV_DIR = "env " + " ".join(PAYLOADS)
@@ -47,7 +60,9 @@ def broken_environment(python: str, prefix: str) -> S.Snapshot:
         dist(f"other{PAYLOADS[2]}", "1.0", location=site, top_level=["collide"]),
         dist("needs-things", "1.0", f"missing-dep{PAYLOADS[3].strip()}>=1", "packaging>=99", location=site),
         dist(f"old{PAYLOADS[4].strip()}", "1.0", location=site, requires_python="<3"),
-        dist("wrong-wheel", f"1.0+{PAYLOADS[0]}", location=site, wheel_tags=["cp27-cp27mu-manylinux1_x86_64"]),
+        dist(
+            "wrong-wheel", f"1.0+{PAYLOADS[0]}", location=site, wheel_tags=["cp27-cp27mu-manylinux1_x86_64"]
+        ),
         dist("half", "1.0", location=site, problems=["missing METADATA"]),
         dist(OPTION_NAME, "1.0", location=site, problems=["missing METADATA"]),
         dist("torch", "2.8.0+cu128", location=site, top_level=["torch"]),
@@ -62,26 +77,58 @@ def broken_environment(python: str, prefix: str) -> S.Snapshot:
     py.site_dirs = [site, other_site]
     py.user_site, py.user_site_enabled = user, True
     py.pythonpath = [ros]
-    py.sys_path = ["/usr/lib/python312.zip", "/usr/lib/python3.12", ros, site, other_site, user, f"{site}/x{PAYLOADS[5]}"]
-    py.pth_files = [S.PthFile(path=f"{site}/evil{PAYLOADS[6]}.pth", entries=["/usr/lib/python3.10/site-packages"])]
+    py.sys_path = [
+        "/usr/lib/python312.zip",
+        "/usr/lib/python3.12",
+        ros,
+        site,
+        other_site,
+        user,
+        f"{site}/x{PAYLOADS[5]}",
+    ]
+    py.pth_files = [
+        S.PthFile(path=f"{site}/evil{PAYLOADS[6]}.pth", entries=["/usr/lib/python3.10/site-packages"])
+    ]
     py.sys_path.append("/usr/lib/python3.10/site-packages")
     py.isolation = S.IsolationFacts(
         virtual_env=f"/home/u/other env{PAYLOADS[0]}",
         path_tools=[
             S.PathTool(name="python", path=python, interpreter=python),
-            S.PathTool(name="pip", path=f"/usr/local/bin/pip{PAYLOADS[1]}", interpreter="/usr/local/bin/python3.11"),
+            S.PathTool(
+                name="pip", path=f"/usr/local/bin/pip{PAYLOADS[1]}", interpreter="/usr/local/bin/python3.11"
+            ),
         ],
     )
     snap.packages.stray_entries = [f"{site}/~orch{PAYLOADS[0]}", f"{site}/~-rf"]
     kernels_dir = "/home/u/.local/share/jupyter/kernels"
-    snap.kernels = S.KernelsSection(status="ok", source="test", kernels=[
-        S.Kernelspec(name=f"bare{PAYLOADS[2]}", path=f"{kernels_dir}/bare/kernel.json", argv=["python"],
-                     display_name=f"Bare {PAYLOADS[0]}", interpreter="/usr/bin/python3", bare_python=True),
-        S.Kernelspec(name=f"gone{PAYLOADS[1]}", path=f"{kernels_dir}/gone/kernel.json", argv=["/gone/bin/python"],
-                     interpreter="/gone/bin/python", interpreter_exists=False),
-        S.Kernelspec(name="python3", path=f"{kernels_dir}/python3/kernel.json", argv=["/usr/bin/python3"],
-                     display_name=f"Python 3 {PAYLOADS[13]}", interpreter="/usr/bin/python3"),
-    ])
+    snap.kernels = S.KernelsSection(
+        status="ok",
+        source="test",
+        kernels=[
+            S.Kernelspec(
+                name=f"bare{PAYLOADS[2]}",
+                path=f"{kernels_dir}/bare/kernel.json",
+                argv=["python"],
+                display_name=f"Bare {PAYLOADS[0]}",
+                interpreter="/usr/bin/python3",
+                bare_python=True,
+            ),
+            S.Kernelspec(
+                name=f"gone{PAYLOADS[1]}",
+                path=f"{kernels_dir}/gone/kernel.json",
+                argv=["/gone/bin/python"],
+                interpreter="/gone/bin/python",
+                interpreter_exists=False,
+            ),
+            S.Kernelspec(
+                name="python3",
+                path=f"{kernels_dir}/python3/kernel.json",
+                argv=["/usr/bin/python3"],
+                display_name=f"Python 3 {PAYLOADS[13]}",
+                interpreter="/usr/bin/python3",
+            ),
+        ],
+    )
     return snap
 
 
@@ -92,8 +139,12 @@ def gpu_machine(python: str, prefix: str, *, cpu_torch: bool = False) -> S.Snaps
         dist("transformers", "4.40.0", location=site, top_level=["transformers"]),
         dist(f"cv{PAYLOADS[0]}", "1.0", location=site, top_level=["cv2"]),
         dist("forbidden-pkg", "1.0", location=site),
-        python="3.12.3", gpus=[("Tesla V100-SXM2-16GB", "7.0", 16.0)], driver="470.82.01", driver_cuda="11.4",
-        torch="2.8.0+cpu" if cpu_torch else "2.8.0+cu128", torch_cuda=None if cpu_torch else "12.8",
+        python="3.12.3",
+        gpus=[("Tesla V100-SXM2-16GB", "7.0", 16.0)],
+        driver="470.82.01",
+        driver_cuda="11.4",
+        torch="2.8.0+cpu" if cpu_torch else "2.8.0+cu128",
+        torch_cuda=None if cpu_torch else "12.8",
         modules={"cv2": ""},
     )
     snap.python.executable, snap.python.prefix = python, prefix
@@ -102,8 +153,10 @@ def gpu_machine(python: str, prefix: str, *, cpu_torch: bool = False) -> S.Snaps
 
 def cpu_runner(python: str, prefix: str) -> S.Snapshot:
     """A GitHub-hosted runner without a GPU."""
-    snap = make_snapshot(python="3.12.3", hosted=[S.HostedPlatform(name="github-actions", signal="GITHUB_ACTIONS=true",
-                                                                   gpu_expected=False)])
+    snap = make_snapshot(
+        python="3.12.3",
+        hosted=[S.HostedPlatform(name="github-actions", signal="GITHUB_ACTIONS=true", gpu_expected=False)],
+    )
     snap.python.executable, snap.python.prefix = python, prefix
     return snap
 

@@ -13,22 +13,64 @@ absolute interpreter path logs its argv (NUL-separated) instead of running.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
 from pathlib import Path
 
 # Programs a printed command may start with (besides an absolute path).
-PROGRAMS = frozenset({
-    "python", "python3", "pip", "pip3", "uv", "conda", "stackcheck", "jupyter", "git", "rm", "nvidia-smi",
-    "unset", "export", "source", "echo", "apt-get", "docker",
-})
-STUBS = ("python", "python3", "pip", "pip3", "uv", "conda", "stackcheck", "nvidia-smi", "jupyter", "git", "rm", "touch")
+PROGRAMS = frozenset(
+    {
+        "python",
+        "python3",
+        "pip",
+        "pip3",
+        "uv",
+        "conda",
+        "stackcheck",
+        "jupyter",
+        "git",
+        "rm",
+        "nvidia-smi",
+        "unset",
+        "export",
+        "source",
+        "echo",
+        "apt-get",
+        "docker",
+    }
+)
+STUBS = (
+    "python",
+    "python3",
+    "pip",
+    "pip3",
+    "uv",
+    "conda",
+    "stackcheck",
+    "nvidia-smi",
+    "jupyter",
+    "git",
+    "rm",
+    "touch",
+)
 BUILTINS = ("source", ".", "unset", "export", "echo", "cd", "eval", "exec", "printf", "set", "alias")
 # Words of prose that would be commands: a fix must not leave one outside a recognised command.
-STRAY = ("pip install", "pip uninstall", "-m pip", "stackcheck ", "kernelspec", "ipykernel install", "git rm",
-         "rm -r", "nbconvert", "git lfs", "filter-repo", "uv venv", "conda create")
+STRAY = (
+    "pip install",
+    "pip uninstall",
+    "-m pip",
+    "stackcheck ",
+    "kernelspec",
+    "ipykernel install",
+    "git rm",
+    "rm -r",
+    "nbconvert",
+    "git lfs",
+    "filter-repo",
+    "uv venv",
+    "conda create",
+)
 _FUNCTION_NAME = re.compile(r"/[A-Za-z0-9_./+-]+")
 _OPERATORS = ("&&", "||", ">>", ";;", ";", "&", "|", ">", "<", "(", ")")
 
@@ -249,10 +291,22 @@ class Sandbox:
         """Paste ``command`` as it is (``argvs``: the absolute interpreter paths to stand in
         for); the argvs logged and the files that appeared, which are then removed."""
         self.log.write_bytes(b"")
-        env = {"PATH": str(self.path_dir), "HOME": str(self.home), "TERM": "dumb", "PS1": "", "PS2": "", "HISTFILE": ""}
+        env = {
+            "PATH": str(self.path_dir),
+            "HOME": str(self.home),
+            "TERM": "dumb",
+            "PS1": "",
+            "PS2": "",
+            "HISTFILE": "",
+        }
         done = subprocess.run(
-            ["/bin/bash", "--norc", "--noprofile", "--noediting", "-i"], input=self._preamble(argvs) + command + "\nexit 0\n",
-            cwd=self.home, env=env, capture_output=True, text=True, timeout=60,
+            ["/bin/bash", "--norc", "--noprofile", "--noediting", "-i"],
+            input=self._preamble(argvs) + command + "\nexit 0\n",
+            cwd=self.home,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         self.runs += 1
         assert done.returncode == 0, (command, done.stderr)

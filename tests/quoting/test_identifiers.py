@@ -19,19 +19,70 @@ from tests.results.conftest import REGISTRY, full_draft, snapshot_path
 
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 HOSTILE_NAMES = [
-    "r $(touch x)", "r `touch x`", "r;touch x", "it's", 'a"b', "a b", "..", ".", "-rf", "_x", "a/b", "../x", "a\nb",
-    "a\x1b[2Kb", "\r", "a\u202eb", "", "x" * 129, "a*", "~x", "a&&b", "a|b", "a>b", "a\\b", "é",
+    "r $(touch x)",
+    "r `touch x`",
+    "r;touch x",
+    "it's",
+    'a"b',
+    "a b",
+    "..",
+    ".",
+    "-rf",
+    "_x",
+    "a/b",
+    "../x",
+    "a\nb",
+    "a\x1b[2Kb",
+    "\r",
+    "a\u202eb",
+    "",
+    "x" * 129,
+    "a*",
+    "~x",
+    "a&&b",
+    "a|b",
+    "a>b",
+    "a\\b",
+    "é",
 ]
-HOSTILE_TOPICS = ["", " ", "a//b", "/a", "a/", "../x", "a/../b", "a/.", "t/r $(touch x)", "a\nb", "a\x1b[2K", "x" * 257,
-                  "a/" + "b" * 129, "a b/c", "a/-rf"]
+HOSTILE_TOPICS = [
+    "",
+    " ",
+    "a//b",
+    "/a",
+    "a/",
+    "../x",
+    "a/../b",
+    "a/.",
+    "t/r $(touch x)",
+    "a\nb",
+    "a\x1b[2K",
+    "x" * 257,
+    "a/" + "b" * 129,
+    "a b/c",
+    "a/-rf",
+]
 
 
 def test_every_builtin_id_and_fixture_name_is_valid():
     catalog = load_catalog(None)
     ids = catalog.ids(include_bases=True)
     assert len(ids) >= 28 and all(name_problem(i) is None for i in ids)
-    labels = ["baseline-sdpa", "rerun", "fa2-fp16", "8x", "w0-1", "flash-attn", "same-env", "python3", "labenv", "proj",
-              "LAB-GPU", "INF-VLLM-011-CU128", "x" * 128]
+    labels = [
+        "baseline-sdpa",
+        "rerun",
+        "fa2-fp16",
+        "8x",
+        "w0-1",
+        "flash-attn",
+        "same-env",
+        "python3",
+        "labenv",
+        "proj",
+        "LAB-GPU",
+        "INF-VLLM-011-CU128",
+        "x" * 128,
+    ]
     assert [n for n in labels if name_problem(n) is not None] == []
     assert topic_problem("inference/qwen2.5-0.5b-latency") is None and topic_problem("t") is None
 
@@ -53,7 +104,10 @@ def test_the_reasons_say_what_was_expected():
     assert problem("r $(touch x)") == f"{NAME_CHARS}, got 'r $(touch x)'"
     assert problem("a\x1b[2Kb") == "must be one line without control characters, got 'a\\x1b[2Kb'"
     assert name_problem("bad id") == NAME_CHARS  # `profiles validate` names the ID itself
-    assert problem("a b", "topic") == "expected names of letters, digits, '.', '_' or '-' joined by '/', got 'a b'"
+    assert (
+        problem("a b", "topic")
+        == "expected names of letters, digits, '.', '_' or '-' joined by '/', got 'a b'"
+    )
     assert problem("a\nb", "text") == "must be one line without control characters, got 'a\\nb'"
     assert problem("ship sdpa; flash-attn gains <2%", "text") is None
 
@@ -64,8 +118,14 @@ def test_hostile_topics_are_refused(value):
 
 
 def test_printable_escapes_every_control_character_and_nothing_else():
-    assert printable("plain text, ünïcode ✓ and 'quotes' `ticks` $x") == "plain text, ünïcode ✓ and 'quotes' `ticks` $x"
-    assert printable("a\nb\r\tc\x1b[2K\x00\x7f\x9b\u2028\u202e") == "a\\nb\\r\\tc\\x1b[2K\\x00\\x7f\\x9b\\u2028\\u202e"
+    assert (
+        printable("plain text, ünïcode ✓ and 'quotes' `ticks` $x")
+        == "plain text, ünïcode ✓ and 'quotes' `ticks` $x"
+    )
+    assert (
+        printable("a\nb\r\tc\x1b[2K\x00\x7f\x9b\u2028\u202e")
+        == "a\\nb\\r\\tc\\x1b[2K\\x00\\x7f\\x9b\\u2028\\u202e"
+    )
 
 
 # ----- the entry points ----------------------------------------------------------------------
@@ -92,7 +152,11 @@ def refused(sc, *argv, field: str):
     code, out, err = sc(*argv)
     assert code == 2 and out == "", (argv, code, out, err)
     (line,) = err.splitlines()
-    assert line.startswith(f"stackcheck: error: {field}: ") and not CONTROL.search(line) and "Traceback" not in err, line
+    assert (
+        line.startswith(f"stackcheck: error: {field}: ")
+        and not CONTROL.search(line)
+        and "Traceback" not in err
+    ), line
     return line
 
 
@@ -112,15 +176,38 @@ def test_profile_option_refuses_what_profiles_validate_refuses(sc, value, tmp_pa
 @pytest.mark.parametrize("value", ["..", ".", "../../outside", "a/b", "-rf", "x\x1b[2K", "r $(touch x)"])
 def test_kernel_names_never_leave_the_kernels_directory(sc, value, tmp_path):
     data = tmp_path / "data"
-    refused(sc, "kernel", "register", "--name", value, "--python", sys.executable, "--data-dir", str(data), field="--name")
+    refused(
+        sc,
+        "kernel",
+        "register",
+        "--name",
+        value,
+        "--python",
+        sys.executable,
+        "--data-dir",
+        str(data),
+        field="--name",
+    )
     assert not data.exists() and not list(tmp_path.rglob("kernel.json"))
     refused(sc, "kernel", "check", "--", value, field="NAME")
     refused(sc, "doctor", "--kernel", value, field="--kernel")
 
 
 def test_kernel_display_name_is_one_line(sc, tmp_path):
-    refused(sc, "kernel", "register", "--name", "ok", "--display-name", "Py\n[forged]", "--python", sys.executable,
-            "--data-dir", str(tmp_path / "data"), field="--display-name")
+    refused(
+        sc,
+        "kernel",
+        "register",
+        "--name",
+        "ok",
+        "--display-name",
+        "Py\n[forged]",
+        "--python",
+        sys.executable,
+        "--data-dir",
+        str(tmp_path / "data"),
+        field="--display-name",
+    )
     assert not (tmp_path / "data").exists()
 
 
@@ -133,35 +220,77 @@ def registry_file(tmp_path):
 
 def test_results_refuse_hostile_topics_labels_and_profiles(sc, tmp_path, registry_file):
     ledger = ["--ledger-dir", str(tmp_path / "ledger")]
-    for topic, label, field in (("t/r $(touch x)", "ok", "TOPIC"), ("t", "r $(touch x)", "RUN_LABEL"), ("../x", "ok", "TOPIC"),
-                                ("t", "a\x1b[2K", "RUN_LABEL")):
+    for topic, label, field in (
+        ("t/r $(touch x)", "ok", "TOPIC"),
+        ("t", "r $(touch x)", "RUN_LABEL"),
+        ("../x", "ok", "TOPIC"),
+        ("t", "a\x1b[2K", "RUN_LABEL"),
+    ):
         refused(sc, "results", "decide", topic, label, "--decision", "ship", *ledger, field=field)
     refused(sc, "results", "decide", "t", "ok", "--decision", "ship\n  - forged", *ledger, field="--decision")
     refused(sc, "results", "list", "--topic", "a b", *ledger, field="--topic")
     refused(sc, "results", "assets", "--topic", "a\nb", *ledger, field="--topic")
-    for field, value in (("run_label", "r $(touch x)"), ("run_label", "r\n touch x"), ("topic", "t/`touch x`"),
-                         ("profile", "LAB-GPU;touch x"), ("run_label", "..")):
+    for field, value in (
+        ("run_label", "r $(touch x)"),
+        ("run_label", "r\n touch x"),
+        ("topic", "t/`touch x`"),
+        ("profile", "LAB-GPU;touch x"),
+        ("run_label", ".."),
+    ):
         draft = tmp_path / f"{field}.json"
         draft.write_text(json.dumps(full_draft(**{field: value})))
-        line = refused(sc, "results", "record", str(draft), "--snapshot", str(snapshot_path("h100-single")),
-                       "--registry", str(registry_file), *ledger, field=f"{draft}: {field}")
+        line = refused(
+            sc,
+            "results",
+            "record",
+            str(draft),
+            "--snapshot",
+            str(snapshot_path("h100-single")),
+            "--registry",
+            str(registry_file),
+            *ledger,
+            field=f"{draft}: {field}",
+        )
         assert shown(value) in line
-    assert not (tmp_path / "ledger" / "records").exists() or not list((tmp_path / "ledger" / "records").iterdir())
+    assert not (tmp_path / "ledger" / "records").exists() or not list(
+        (tmp_path / "ledger" / "records").iterdir()
+    )
     assert not (tmp_path / "x").exists()
 
 
 def test_registry_ids_are_checked_when_loaded_and_validated(sc, tmp_path):
     registry = tmp_path / "registry.json"
-    registry.write_text(json.dumps({"include_builtin": False, "profiles": [
-        {"id": "GOOD"}, {"id": "r $(touch x)"}, {"id": "evil\n  GOOD.id: forged"}, {"id": ".."},
-    ]}))
-    refused(sc, "preflight", "--registry", str(registry), "-p", "GOOD", "--snapshot", SNAP, field=f"{registry}: profiles[1].id")
+    registry.write_text(
+        json.dumps(
+            {
+                "include_builtin": False,
+                "profiles": [
+                    {"id": "GOOD"},
+                    {"id": "r $(touch x)"},
+                    {"id": "evil\n  GOOD.id: forged"},
+                    {"id": ".."},
+                ],
+            }
+        )
+    )
+    refused(
+        sc,
+        "preflight",
+        "--registry",
+        str(registry),
+        "-p",
+        "GOOD",
+        "--snapshot",
+        SNAP,
+        field=f"{registry}: profiles[1].id",
+    )
     refused(sc, "profiles", "list", "--registry", str(registry), field=f"{registry}: profiles[1].id")
     code, out, err = sc("profiles", "validate", str(registry))
     assert code == 1 and not CONTROL.search(out.replace("\n", ""))
     assert out.splitlines() == [
         f"{registry}: r $(touch x).id: {NAME_CHARS}",
-        f"{registry}: evil\\n  GOOD.id: forged.id: must be one line without control characters, got 'evil\\n  GOOD.id: forged'",
+        f"{registry}: evil\\n  GOOD.id: forged.id: must be one line without control characters, "
+        "got 'evil\\n  GOOD.id: forged'",
         f"{registry}: ...id: must start with a letter or digit, got '..'",
     ]
 
@@ -173,7 +302,9 @@ def test_results_list_escapes_what_a_hand_written_record_holds(sc, tmp_path, reg
     from stackcheck.results.recording import complete
     from stackcheck.results.recording import preflight as profile_ref
 
-    snap = __import__("stackcheck.environment", fromlist=["x"]).load_snapshot(str(snapshot_path("h100-single")))
+    snap = __import__("stackcheck.environment", fromlist=["x"]).load_snapshot(
+        str(snapshot_path("h100-single"))
+    )
     catalog = load_catalog(str(registry_file))
     label = "r\x1b[2K\r\nabcdef  2026-01-01T00:00:00  delivery   ok     t  forged"
     draft = msgspec.convert(full_draft(run_label=label, notes="n\x1b]0;title\x07"), Draft)

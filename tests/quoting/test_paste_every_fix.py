@@ -55,19 +55,29 @@ def judged_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
     catalog = load_catalog(None)
     profiles = [catalog.get(pid) for pid in catalog.ids(include_bases=True)]
     snapshots = {p.stem: load_snapshot(str(p)) for p in sorted(SNAPSHOTS.glob("*.json"))}
-    snapshots.update({f"{name} (hostile interpreter)": H.with_interpreter(s, python, prefix) for name, s in list(snapshots.items())})
-    snapshots.update({
-        "broken environment": H.broken_environment(python, prefix),
-        "old-driver V100": H.gpu_machine(python, prefix),
-        "CPU torch on a V100": H.gpu_machine(python, prefix, cpu_torch=True),
-        "CPU-only runner": H.cpu_runner(python, prefix),
-    })
+    snapshots.update(
+        {
+            f"{name} (hostile interpreter)": H.with_interpreter(s, python, prefix)
+            for name, s in list(snapshots.items())
+        }
+    )
+    snapshots.update(
+        {
+            "broken environment": H.broken_environment(python, prefix),
+            "old-driver V100": H.gpu_machine(python, prefix),
+            "CPU torch on a V100": H.gpu_machine(python, prefix, cpu_torch=True),
+            "CPU-only runner": H.cpu_runner(python, prefix),
+        }
+    )
     out = []
     for name, snap in snapshots.items():
         out += _fixes(judge(snap, command="doctor"), f"doctor {name}")
         for profile in [*profiles, H.hostile_profile()]:
             for deep in (False, True):
-                out += _fixes(judge(snap, command="preflight", profile=profile, deep=deep), f"preflight {profile.id} {name}")
+                out += _fixes(
+                    judge(snap, command="preflight", profile=profile, deep=deep),
+                    f"preflight {profile.id} {name}",
+                )
     return out
 
 
@@ -76,15 +86,37 @@ def accept_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
     from stackcheck.models.profile import GpuRequirement, Profile
 
     pip = Context(snapshot=H.gpu_machine(python, prefix)).pip_install
-    gpu = Profile(id="GPU-PROFILE", requirements=["torch>=2.6", "numpy", "safetensors"], gpu=GpuRequirement(min_count=1))
-    needs = [Needs(None, pip, python=python), Needs(gpu, pip, python=python), Needs(H.hostile_profile(), pip, python=python)]
+    gpu = Profile(
+        id="GPU-PROFILE", requirements=["torch>=2.6", "numpy", "safetensors"], gpu=GpuRequirement(min_count=1)
+    )
+    needs = [
+        Needs(None, pip, python=python),
+        Needs(gpu, pip, python=python),
+        Needs(H.hostile_profile(), pip, python=python),
+    ]
     crashed = ChildRun(None, "exit 1: boom", "", 0.1)
-    gpu_ok = {"torch": "2.8.0", "cuda_build": "12.8", "device": "cuda", "device_name": "V100", "max_abs_diff": 9.0,
-              "max_abs": 1.0, "finite": True, "n": 8}
+    gpu_ok = {
+        "torch": "2.8.0",
+        "cuda_build": "12.8",
+        "device": "cuda",
+        "device_name": "V100",
+        "max_abs_diff": 9.0,
+        "max_abs": 1.0,
+        "finite": True,
+        "n": 8,
+    }
     runs = [
         (judge_numpy, ChildRun({"numpy": "2.1", "errors": {"solve": 0.5}}, None, "", 0.1)),
         (judge_numpy, ChildRun({"missing": "numpy"}, None, "", 0.1)),
-        (judge_train, ChildRun({"torch": "2.8", "losses": [1.0, 1.0], "grads_finite": True, "parameters": 1, "threads": 1}, None, "", 0.1)),
+        (
+            judge_train,
+            ChildRun(
+                {"torch": "2.8", "losses": [1.0, 1.0], "grads_finite": True, "parameters": 1, "threads": 1},
+                None,
+                "",
+                0.1,
+            ),
+        ),
         (judge_train, ChildRun({"missing": "torch"}, None, "", 0.1)),
         (judge_gpu, crashed),
         (judge_gpu, ChildRun(gpu_ok, None, "", 0.1)),
@@ -118,8 +150,16 @@ def kernel_fixes(python: str, tmp_path) -> list[tuple[str, str, str]]:
     facts = [
         None,
         InterpreterFacts(path=python, ran=False, error="timeout"),
-        InterpreterFacts(path=python, ran=True, executable="/usr/bin/python3", prefix="/usr", version="3.12.3"),
-        InterpreterFacts(path=python, ran=True, executable=python, prefix=os.path.dirname(os.path.dirname(python)), version="3.12.3"),
+        InterpreterFacts(
+            path=python, ran=True, executable="/usr/bin/python3", prefix="/usr", version="3.12.3"
+        ),
+        InterpreterFacts(
+            path=python,
+            ran=True,
+            executable=python,
+            prefix=os.path.dirname(os.path.dirname(python)),
+            version="3.12.3",
+        ),
     ]
     results = judge_kernel(bare, env, None) + [r for f in facts for r in judge_kernel(spec, env, f)]
     results += check_kernels([name], data_dirs=[str(tmp_path / "no-kernels")]).checks
@@ -140,8 +180,20 @@ def hygiene_fixes(tmp_path) -> list[tuple[str, str, str]]:
             f"{d}/w{H.PAYLOADS[0]}.safetensors": b"\x00" * 4096,
             f"{d}/evil.pkl": pickle.dumps(Evil(str(tmp_path / "PWNED")), protocol=4),
             f"{d}/keys.py": f'HF_TOKEN = "{SECRETS["hf"]}"\n',
-            f"-{d}.ipynb": notebook([code_cell("print(1)", [{"output_type": "stream", "name": "stdout",
-                                                            "text": [f"token: {SECRETS['notebook']}\n"]}])]),
+            f"-{d}.ipynb": notebook(
+                [
+                    code_cell(
+                        "print(1)",
+                        [
+                            {
+                                "output_type": "stream",
+                                "name": "stdout",
+                                "text": [f"token: {SECRETS['notebook']}\n"],
+                            }
+                        ],
+                    )
+                ]
+            ),
             f"{d}/load.py": "m = AutoModel.from_pretrained('org/x', trust_remote_code=True)\n",
         }
         plant(repo, files)
@@ -167,8 +219,18 @@ def ladder_fixes(tmp_path) -> list[tuple[str, str, str]]:
     catalog = load_catalog(str(reg))
     snap = load_snapshot(str(snapshot_path("h100-single")))
     out = []
-    for label in ("r $(touch x)", "r `touch x`", "r; touch x", "it's", "a && b", "r\n touch x", "\x1b[2K\rforged"):
-        draft = msgspec.convert(full_draft(topic=f"t/{label}", run_label=label), Draft)  # as a hand-written record holds it
+    for label in (
+        "r $(touch x)",
+        "r `touch x`",
+        "r; touch x",
+        "it's",
+        "a && b",
+        "r\n touch x",
+        "\x1b[2K\rforged",
+    ):
+        draft = msgspec.convert(
+            full_draft(topic=f"t/{label}", run_label=label), Draft
+        )  # as a hand-written record holds it
         rec = complete(draft, snap, profile_ref("LAB-GPU", snap, catalog=catalog), cwd=tmp_path)
         (line,) = [m for m in ladder.missing(rec, "delivery") if m.startswith("decision:")]
         out.append(("results promote --to delivery", label, line))
@@ -177,8 +239,13 @@ def ladder_fixes(tmp_path) -> list[tuple[str, str, str]]:
 
 def test_every_printed_command_runs_exactly_what_it_shows(sandbox, interpreter, tmp_path):
     python, prefix = interpreter
-    fixes = (judged_fixes(python, prefix) + accept_fixes(python, prefix) + kernel_fixes(python, tmp_path)
-             + hygiene_fixes(tmp_path) + ladder_fixes(tmp_path))
+    fixes = (
+        judged_fixes(python, prefix)
+        + accept_fixes(python, prefix)
+        + kernel_fixes(python, tmp_path)
+        + hygiene_fixes(tmp_path)
+        + ladder_fixes(tmp_path)
+    )
     static = {r.id: r.fix for r in load_knowledge().rules}
     pasted: dict[str, int] = {}
     with_command = 0
@@ -186,9 +253,11 @@ def test_every_printed_command_runs_exactly_what_it_shows(sandbox, interpreter, 
         text = fix
         if check_id in static:  # a rule's curated text, then the command for this machine
             assert fix == static[check_id] or fix.startswith(static[check_id] + " Command: "), (origin, fix)
-            text = fix[len(static[check_id]):]
+            text = fix[len(static[check_id]) :]
         commands, prose = commands_in(text)
-        assert not [w for w in STRAY if w in prose], f"{origin} {check_id}: a command outside the shapes in {fix!r}"
+        assert not [w for w in STRAY if w in prose], (
+            f"{origin} {check_id}: a command outside the shapes in {fix!r}"
+        )
         with_command += bool(commands)
         for command in commands:
             if command not in pasted:
@@ -197,34 +266,86 @@ def test_every_printed_command_runs_exactly_what_it_shows(sandbox, interpreter, 
         for command in commands_in(rule_fix)[0]:
             pasted.setdefault(command, sandbox.check(command))
     ids = {check_id for _, check_id, _ in fixes}
-    assert ids >= {"ISO001", "ISO002", "ISO003", "ISO004", "DEP001", "DEP002", "DEP003", "DEP004", "DEP005", "KERN001",
-                   "KERN002", "KERN003", "KERN010", "KERN011", "KERN012", "KERN013", "PY001", "PKG001", "PKG002", "PKG003",
-                   "MOD001", "GPU001", "GPU002", "GPU003", "GPU004", "CUDA001", "CUDA002", "PLAT001", "ACC001", "ACC002",
-                   "ACC003", "ACC004", "HYG001", "HYG002", "HYG004", "HYG005", "HYG006", "r $(touch x)"}
+    assert ids >= {
+        "ISO001",
+        "ISO002",
+        "ISO003",
+        "ISO004",
+        "DEP001",
+        "DEP002",
+        "DEP003",
+        "DEP004",
+        "DEP005",
+        "KERN001",
+        "KERN002",
+        "KERN003",
+        "KERN010",
+        "KERN011",
+        "KERN012",
+        "KERN013",
+        "PY001",
+        "PKG001",
+        "PKG002",
+        "PKG003",
+        "MOD001",
+        "GPU001",
+        "GPU002",
+        "GPU003",
+        "GPU004",
+        "CUDA001",
+        "CUDA002",
+        "PLAT001",
+        "ACC001",
+        "ACC002",
+        "ACC003",
+        "ACC004",
+        "HYG001",
+        "HYG002",
+        "HYG004",
+        "HYG005",
+        "HYG006",
+        "r $(touch x)",
+    }
     hostile = [c for c in pasted if "touch pwned" in c or "touch x" in c]
     texts = {fix for _, _, fix in fixes}
     # coverage guards (measured: 405 commands pasted, 105 carrying a payload)
     assert len(pasted) >= 400 and len(hostile) >= 100, (len(pasted), len(hostile))
-    print(f"\n{len(texts)} distinct fix texts ({with_command} findings with a command); {len(pasted)} distinct commands "
-          f"pasted, {len(hostile)} carrying a payload; {sum(pasted.values())} simple commands ran, each as shown")
+    print(
+        f"\n{len(texts)} distinct fix texts ({with_command} findings with a command); "
+        f"{len(pasted)} distinct commands pasted, {len(hostile)} carrying a payload; "
+        f"{sum(pasted.values())} simple commands ran, each as shown"
+    )
 
 
 def test_the_sandbox_sees_a_payload_run(sandbox):
     """The check is not vacuous: an unquoted payload runs in this sandbox and is seen."""
     logged, appeared = sandbox.run("python -m pip install $(touch pwned) `touch pwned2`; touch pwned3")
-    assert logged[0][0] == "touch" and ["python", "-m", "pip", "install"] in logged and ["touch", "pwned3"] in logged
+    assert (
+        logged[0][0] == "touch"
+        and ["python", "-m", "pip", "install"] in logged
+        and ["touch", "pwned3"] in logged
+    )
     assert appeared == {"pwned", "pwned2", "pwned3"}
 
 
 def test_reports_print_one_line_per_fact_however_hostile(interpreter):
     python, prefix = interpreter
     for snap in (H.broken_environment(python, prefix), H.gpu_machine(python, prefix)):
-        for report in (judge(snap, command="doctor"), judge(snap, command="preflight", profile=H.hostile_profile())):
+        for report in (
+            judge(snap, command="doctor"),
+            judge(snap, command="preflight", profile=H.hostile_profile()),
+        ):
             text = report_text(report, verbose=True)
             lines = text.splitlines()
             assert not CONTROL.search(text.replace("\n", ""))
-            assert all(line.startswith("  ") for line in lines[1:]), [line for line in lines[1:] if not line.startswith("  ")]
+            assert all(line.startswith("  ") for line in lines[1:]), [
+                line for line in lines[1:] if not line.startswith("  ")
+            ]
             shown = [line for line in lines if line.startswith("            fix:      ")]
-            assert shown == [f"            fix:      {printable(c.fix)}" for c in sorted(
-                (c for c in report.checks if c.fix and c.verdict in ("warning", "blocked")),
-                key=lambda c: ({"blocked": 0, "warning": 1}[c.verdict], c.id))]
+            assert shown == [
+                f"            fix:      {printable(c.fix)}"
+                for c in sorted(
+                    (c for c in report.checks if c.fix and c.verdict in ("warning", "blocked")),
+                    key=lambda c: ({"blocked": 0, "warning": 1}[c.verdict], c.id),
+                )
+            ]

@@ -18,8 +18,11 @@ from tests.quoting.sandbox import Sandbox, parse, simple_commands
 ANY_TEXT = st.text()
 ARGV = st.lists(ANY_TEXT, max_size=8)
 # what a terminal can carry: no NUL (argv strings end there), no lone surrogates
-PASTEABLE = st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12),
-                     min_size=1, max_size=5)
+PASTEABLE = st.lists(
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12),
+    min_size=1,
+    max_size=5,
+)
 
 
 @settings(derandomize=True, deadline=None, max_examples=500)
@@ -36,7 +39,7 @@ def test_the_printed_command_splits_back_into_its_argv(argv):
 def test_a_note_never_runs_and_never_ends_the_line(argv, note):
     text = with_note(join(argv), note)
     assert shlex.split(text, comments=True) == argv
-    assert "\n" not in text[len(join(argv)):] and "\r" not in text[len(join(argv)):]
+    assert "\n" not in text[len(join(argv)) :] and "\r" not in text[len(join(argv)) :]
 
 
 @settings(derandomize=True, deadline=None, max_examples=300)
@@ -54,7 +57,12 @@ def sandbox(tmp_path_factory):
     return Sandbox(tmp_path_factory.mktemp("sandbox"))
 
 
-@settings(derandomize=True, deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    derandomize=True,
+    deadline=None,
+    max_examples=60,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(PASTEABLE)
 def test_bash_runs_exactly_the_printed_argv(sandbox, argv):
     assert sandbox.check(command("python", "-m", "pip", "install", *argv)) == 1
@@ -71,8 +79,13 @@ def test_an_accepted_name_needs_no_quoting_and_names_one_path_component(value):
 def test_pip_reads_a_hostile_name_as_a_name_never_as_an_option():
     ctx = Context(snapshot=Snapshot(python=PythonSection(executable="/env/bin/python")))
     assert ctx.pip_install("torch==2.8.0", "--index-url", "https://x/cu128") == (
-        "/env/bin/python -m pip install torch==2.8.0 --index-url https://x/cu128")
+        "/env/bin/python -m pip install torch==2.8.0 --index-url https://x/cu128"
+    )
     assert ctx.pip_install("--force-reinstall", "--no-deps", "--index-url=https://evil/simple==1.0") == (
-        "/env/bin/python -m pip install --force-reinstall --no-deps -- --index-url=https://evil/simple==1.0")
+        "/env/bin/python -m pip install --force-reinstall --no-deps -- --index-url=https://evil/simple==1.0"
+    )
     assert ctx.pip_uninstall("-e", "ok") == "/env/bin/python -m pip uninstall -y -- -e ok"
-    assert ctx.pip_install("a", "--index-url", "https://x", "-rf") == "/env/bin/python -m pip install --index-url https://x -- a -rf"
+    assert (
+        ctx.pip_install("a", "--index-url", "https://x", "-rf")
+        == "/env/bin/python -m pip install --index-url https://x -- a -rf"
+    )

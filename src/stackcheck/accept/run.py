@@ -70,7 +70,8 @@ def accept(
     _prepare(out)
     snapshot = obtain_snapshot(python_path=python_path, modules=tuple(profile.required_modules) if profile else ())
     python = snapshot.python.executable or sys.executable
-    needs = Needs(profile, Context(snapshot=snapshot, profile=profile).pip_install, python=snapshot.python.executable or None)
+    pip_install = Context(snapshot=snapshot, profile=profile).pip_install
+    needs = Needs(profile, pip_install, python=snapshot.python.executable or None)
     logs: dict[str, str] = {}
 
     with tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work, ThreadPoolExecutor(max_workers=_workers()) as pool:
@@ -173,7 +174,11 @@ def _hygiene(repo: str | None, out: Path) -> CheckResult:
     try:
         report = scan(root)
     except InputError as exc:
-        return CheckResult(id="ACC006", title=TITLES["ACC006"], verdict="blocked", observed=f"the hygiene scan could not run: {exc}", expected="a readable ignore file", fix=f"fix the ignore file, then run: {command('stackcheck', 'hygiene', root)}")
+        return CheckResult(
+            id="ACC006", title=TITLES["ACC006"], verdict="blocked",
+            observed=f"the hygiene scan could not run: {exc}", expected="a readable ignore file",
+            fix=f"fix the ignore file, then run: {command('stackcheck', 'hygiene', root)}",
+        )
     path = out / "hygiene.json"
     atomic_write(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     observed, fix = _summary_line(report)

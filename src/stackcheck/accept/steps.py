@@ -55,7 +55,8 @@ def run_child(python: str, script: str, args: list[str], *, timeout: float, work
     start = time.monotonic()
     done = run([python, "-c", _source(script), *args], timeout=timeout, cwd=workdir)
     seconds = time.monotonic() - start
-    log = f"$ {shlex.quote(python)} -c <{script}> {join(args)}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
+    log = f"$ {shlex.quote(python)} -c <{script}> {join(args)}\n--- stdout\n{done.stdout}"
+    log += f"--- stderr\n{done.stderr}"
     if done.returncode is None:
         return ChildRun(None, done.error, log, seconds)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
@@ -154,7 +155,8 @@ def judge_train(run_: ChildRun, needs: Needs) -> CheckResult:
 
 
 def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
-    if early := _unusable("ACC003", run_, needs, with_note(_deep_preflight(needs), "shows what torch sees of the GPU")):
+    deep = with_note(_deep_preflight(needs), "shows what torch sees of the GPU")
+    if early := _unusable("ACC003", run_, needs, deep):
         return early
     f = run_.facts
     if f.get("device") is None:
@@ -162,7 +164,8 @@ def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
         seen = f"torch {f['torch']} ({build}) sees no GPU"
         if needs.gpu_required():
             fix = (
-                with_note(command("nvidia-smi"), "is the driver loaded and a GPU visible? check CUDA_VISIBLE_DEVICES")
+                with_note(command("nvidia-smi"),
+                          "is the driver loaded and a GPU visible? check CUDA_VISIBLE_DEVICES")
                 if f.get("cuda_build")
                 else with_note(_deep_preflight(needs), "its CUDA checks name the torch build for this driver")
             )

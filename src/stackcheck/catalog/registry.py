@@ -62,7 +62,8 @@ def read_registry(path: str | os.PathLike) -> Registry:
 def _add(entries: dict[str, Entry], registry: Registry, file: str, replace: set[str]) -> None:
     seen: dict[str, int] = {}
     for index, profile in enumerate(registry.profiles):
-        identifiers.require(profile.id, f"{file}: profiles[{index}].id")  # `profiles validate` lists every problem
+        # one rule for every ID (they appear in printed commands); `profiles validate` lists them all
+        identifiers.require(profile.id, f"{file}: profiles[{index}].id")
         if profile.id in seen:
             raise InputError(f"{file}: profiles[{index}].id: duplicate profile ID {profile.id!r} (also profiles[{seen[profile.id]}])")
         if profile.id in entries and profile.id not in replace:

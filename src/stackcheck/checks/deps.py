@@ -103,7 +103,8 @@ def requires_python(ctx):
             yield blocked(
                 observed=f"{dist.name} {dist.version} requires Python {dist.requires_python} (in {dist.location})",
                 expected=f"Python {version} admitted",
-                fix=with_note(ctx.pip_install("--force-reinstall", dist.name), f"picks a release for Python {version}"),
+                fix=with_note(ctx.pip_install("--force-reinstall", dist.name),
+                              f"picks a release for Python {version}"),
                 subject=normalize_name(dist.name),
             )
     if not bad:

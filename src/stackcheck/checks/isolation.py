@@ -66,7 +66,8 @@ def _unset_fix(origin: str, entry: str) -> str:
     if origin.startswith(".pth file "):
         return f"delete the line {entry!r} from {origin[len('.pth file '):]}"
     if origin.startswith("the user site"):
-        return f"set {code(command('export', 'PYTHONNOUSERSITE=1'))} in the shell, or move those packages into this environment"
+        no_user_site = code(command("export", "PYTHONNOUSERSITE=1"))
+        return f"set {no_user_site} in the shell, or move those packages into this environment"
     return f"recreate the environment without --system-site-packages (include-system-site-packages = false in pyvenv.cfg) so {entry} is not on sys.path"
 
 
@@ -116,7 +117,8 @@ def duplicates(ctx):
         if origin != "site":
             fix = _unset_fix(origin, foreign.location)
         else:
-            fix = with_note(ctx.pip_uninstall(first.name), f"removes the copy in {first.location}; repeat until one remains")
+            note = f"removes the copy in {first.location}; repeat until one remains"
+            fix = with_note(ctx.pip_uninstall(first.name), note)
         yield (blocked if differ else warning)(
             observed=observed,
             expected=f"one copy of {first.name}",
@@ -273,10 +275,11 @@ def active_environment(ctx):
     active, var = (iso.virtual_env, "VIRTUAL_ENV") if iso.virtual_env else (iso.conda_prefix, "CONDA_PREFIX")
     if active and _norm(os.path.realpath(active)) != _norm(os.path.realpath(py.prefix)):
         found += 1
+        activate = command("source", posixpath.join(py.prefix, "bin", "activate"))
         yield warning(
             observed=f"{var}={active} is active, but the checked interpreter {py.executable} belongs to {py.prefix}",
             expected=f"{var} = {py.prefix}",
-            fix=f"activate {py.prefix}: {code(command('source', posixpath.join(py.prefix, 'bin', 'activate')))}, "
+            fix=f"activate {py.prefix}: {code(activate)}, "
             f"or check the active one: {code(command('stackcheck', 'doctor', '--python', active))}",
             subject=var,
         )
@@ -290,7 +293,8 @@ def active_environment(ctx):
             yield warning(
                 observed=f"`{pip_name}` on PATH ({q.path}) installs for {q.interpreter}, but `{py_name}` on PATH is {p.interpreter}",
                 expected=f"`{pip_name}` and `{py_name}` of one environment",
-                fix=f"install with {code(command(py_name, '-m', 'pip', 'install', '...'))} instead of {code(command(pip_name, 'install', '...'))}",
+                fix=f"install with {code(command(py_name, '-m', 'pip', 'install', '...'))} "
+                f"instead of {code(command(pip_name, 'install', '...'))}",
                 subject=pip_name,
             )
     if not found:

@@ -23,7 +23,8 @@ def _python_kernels(ctx):
 
 def _register_fix(ctx, kernel: Kernelspec) -> str:
     display = kernel.display_name or kernel.name
-    return command(ctx.interpreter, "-m", "ipykernel", "install", "--user", "--name", kernel.name, "--display-name", display)
+    return command(ctx.interpreter, "-m", "ipykernel", "install", "--user", "--name", kernel.name,
+                   "--display-name", display)
 
 
 @check(

@@ -41,7 +41,8 @@ def required_modules(ctx):
             if providers:
                 observed += f" although {', '.join(providers)} claims it (broken install or shadowing)"
                 reinstall = ctx.pip_install("--force-reinstall", providers[0].split()[0])
-                fix = f"reinstall it: {code(reinstall)}, then look for isolation faults: {code(command('stackcheck', 'doctor'))}"
+                doctor = code(command("stackcheck", "doctor"))
+                fix = f"reinstall it: {code(reinstall)}, then look for isolation faults: {doctor}"
             else:
                 fix = ctx.pip_install(_guess_distribution(ctx, name))
             yield blocked(observed=observed, expected=f"import {name}", fix=fix, subject=name)

@@ -49,7 +49,8 @@ def python_version(ctx):
         return
     minor = suggest_python(spec)
     fix = (
-        f"create the environment with Python {minor}: {code(command('uv', 'venv', '--python', minor, '.venv'))} "
+        f"create the environment with Python {minor}: "
+        f"{code(command('uv', 'venv', '--python', minor, '.venv'))} "
         f"(or {code(command('conda', 'create', '-n', ctx.profile.id.lower(), f'python={minor}'))}), "
         "then install the profile's requirements there"
         if minor

@@ -40,7 +40,8 @@ collect_env_option = click.option(
     "--from-collect-env", "collect_env_file", metavar="FILE", help="Judge a pasted `python -m torch.utils.collect_env` output ('-' for stdin)."
 )
 kernel_option = click.option(
-    "--kernel", "kernel_name", metavar="NAME", callback=checked(), help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`)."
+    "--kernel", "kernel_name", metavar="NAME", callback=checked(),
+    help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`)."
 )
 skip_option = click.option(
     "--skip", multiple=True, metavar="ID[,ID…]", help="Record these checks (or ID prefixes like GPU) as skipped, e.g. on CPU-only CI."

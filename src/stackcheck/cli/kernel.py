@@ -48,7 +48,8 @@ def register(name, display_name, repo, python_path, user, prefix, data_dir, forc
         from stackcheck.shellcmd import join
 
         verb = "replaced" if result.replaced is not None else "registered"
-        lines = [f"{verb} kernel {result.name!r}: {result.path} (via {result.via})", f"  runs:       {join(result.spec['argv'])}"]
+        lines = [f"{verb} kernel {result.name!r}: {result.path} (via {result.via})",
+                 f"  runs:       {join(result.spec['argv'])}"]
         if result.spec.get("env"):
             lines.append(f"  PYTHONPATH: {result.spec['env']['PYTHONPATH']}")
         lines += [f"  WARNING: {w}" for w in result.warnings] + [f"  fix:     {f}" for f in result.fixes]
@@ -58,7 +59,8 @@ def register(name, display_name, repo, python_path, user, prefix, data_dir, forc
 
 @kernel.command()
 @click.argument("names", nargs=-1, metavar="[NAME]...", callback=checked(field="NAME"))
-@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(), help="Also judge the kernel's environment against this profile.")
+@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(),
+              help="Also judge the kernel's environment against this profile.")
 @registry_option
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")

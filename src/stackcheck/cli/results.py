@@ -6,7 +6,15 @@ import functools
 
 import click
 
-from stackcheck.cli.common import checked, collect_env_option, emit_json, finish, json_option, registry_option, snapshot_option
+from stackcheck.cli.common import (
+    checked,
+    collect_env_option,
+    emit_json,
+    finish,
+    json_option,
+    registry_option,
+    snapshot_option,
+)
 
 def echo(*lines: str, err: bool = False) -> None:
     """Each of ``lines`` as one line: labels, topics and texts of records written before the
@@ -145,7 +153,8 @@ def list_(topic, ledger, as_json):
     for e in entries:
         r = e.record
         flag = "  FLAGGED" if e.flags else ""
-        echo(f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}{flag}")
+        echo(f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}"
+             + flag)
     finish(0)
 
 
@@ -235,7 +244,8 @@ def promote(record_id, level, ledger, as_json):
 @results.command(short_help="Record the decision of a topic.")
 @click.argument("topic", callback=checked("topic"))
 @click.argument("run_label", callback=checked())
-@click.option("--decision", required=True, metavar="TEXT", callback=checked("text"), help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.")
+@click.option("--decision", required=True, metavar="TEXT", callback=checked("text"),
+              help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.")
 @ledger_options
 @json_option
 def decide(topic, run_label, decision, ledger, as_json):

@@ -155,11 +155,13 @@ class _Scan:
     def secret(self, rel: str, s: secrets.Secret, where: str, evidence: dict[str, str], rule: str = "HYG001") -> None:
         fix = (
             f"revoke the {s.kind} now, then remove it from {rel} and from the git history "
-            f"({code(command('git', 'filter-repo', '--replace-text', 'EXPRESSIONS.txt'))}); read it from an environment variable instead"
+            f"({code(command('git', 'filter-repo', '--replace-text', 'EXPRESSIONS.txt'))}); "
+            "read it from an environment variable instead"
         )
         if rule == "HYG005":
             notebook = f"./{rel}" if rel.startswith("-") else rel  # a path, never an option
-            fix = f"revoke the {s.kind}, then clear the outputs: {command('jupyter', 'nbconvert', '--clear-output', '--inplace', notebook)}"
+            clear = command("jupyter", "nbconvert", "--clear-output", "--inplace", notebook)
+            fix = f"revoke the {s.kind}, then clear the outputs: {clear}"
         self.add(finding(rule, rel, f"{s.kind} {s.masked}", fix, where=where, evidence={**evidence, "kind": s.kind, "masked": s.masked}), rel)
 
     def remote_code(self, rel: str, line: int, why: str, code: str, where: str, evidence: dict[str, str]) -> None:
@@ -185,8 +187,9 @@ class _Scan:
                 continue
             ext = rel.rsplit(".", 1)[-1]
             fix = (
-                f"take it out with {code(self.remove(rel))}, then publish it on a model hub or track it with Git LFS "
-                f"({code(command('git', 'lfs', 'track', f'*.{ext}'))}); or accept it with the line HYG002:{rel} in {IGNORE_FILE}"
+                f"take it out with {code(self.remove(rel))}, then publish it on a model hub or track it with "
+                f"Git LFS ({code(command('git', 'lfs', 'track', f'*.{ext}'))}); "
+                f"or accept it with the line HYG002:{rel} in {IGNORE_FILE}"
             )
             observed = f"{human_size(size)} weight file (threshold {human_size(self.max_weight)})"
             self.add(finding("HYG002", rel, observed, fix, evidence={"bytes": str(size)}), rel)

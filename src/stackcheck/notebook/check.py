@@ -35,7 +35,8 @@ def _result(check_id: str, verdict: str, kernel: str, observed: str = "", expect
 
 
 def _register_fix(name: str, python: str | None = None) -> str:
-    return command("stackcheck", "kernel", "register", "--name", name, "--python", python or "/path/to/env/bin/python", "--force")
+    python = python or "/path/to/env/bin/python"
+    return command("stackcheck", "kernel", "register", "--name", name, "--python", python, "--force")
 
 
 def _kernel_env(spec_path: str) -> dict[str, str]:
@@ -93,7 +94,8 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
         out.append(_result("KERN001", "ok", k, observed=head))
     if facts is None:  # only asked when the interpreter exists
         out.append(_result("KERN002", "blocked", k, observed=f"{spec.interpreter or head} does not exist: the kernel cannot start",
-                           expected="an existing interpreter", fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k))}, "
+                           expected="an existing interpreter",
+                           fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k))}, "
                            f"or re-register it from an existing interpreter: {code(_register_fix(k))}"))
         return out + [_result(i, "skipped", k, reason="no interpreter to ask") for i in ("KERN011", "KERN012")] + _paths(k, env)
     out.append(_result("KERN002", "ok", k, observed=facts.path))
@@ -121,7 +123,8 @@ def _identity(k: str, facts: InterpreterFacts) -> CheckResult:
         "KERN011", "warning", k,
         observed=f"{facts.path} runs as {facts.executable} with sys.prefix {facts.prefix}",
         expected=f"sys.prefix {facts.expected_prefix} (the environment the path belongs to)",
-        fix=f"recreate the environment (a missing pyvenv.cfg or a wrapper script does this), then {code(_register_fix(k))}",
+        fix="recreate the environment (a missing pyvenv.cfg or a wrapper script does this), "
+        f"then {code(_register_fix(k))}",
     )
 
 
@@ -133,7 +136,8 @@ def _paths(k: str, env: dict[str, str]) -> list[CheckResult]:
     if missing:
         return [_result("KERN013", "warning", k, observed=f"PYTHONPATH entries do not exist: {', '.join(missing)}",
                         expected="directories that exist (the repository moved?)",
-                        fix=command("stackcheck", "kernel", "register", "--name", k, "--repo", "/path/to/repo", "--force"))]
+                        fix=command("stackcheck", "kernel", "register", "--name", k,
+                                    "--repo", "/path/to/repo", "--force"))]
     return [_result("KERN013", "ok", k, observed=os.pathsep.join(entries))]
 
 
@@ -169,7 +173,8 @@ def check_kernels(names: list[str] | None = None, profile: Profile | None = None
         spec = specs.get(name)
         if spec is None:
             checks.append(_result("KERN010", "blocked", name, observed=f"no kernel named {name!r} in {os.pathsep.join(dirs)}",
-                                  expected="a registered kernelspec", fix=command("stackcheck", "kernel", "register", "--name", name)))
+                                  expected="a registered kernelspec",
+                                  fix=command("stackcheck", "kernel", "register", "--name", name)))
             continue
         env = _kernel_env(spec.path)
         facts = None
