@@ -28,6 +28,7 @@ from stackcheck.accept.steps import (
 from stackcheck.errors import InputError
 from stackcheck.fileio import atomic_write
 from stackcheck.models.finding import CheckResult, Report, worst
+from stackcheck.shellcmd import command
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
 
@@ -69,7 +70,8 @@ def accept(
     _prepare(out)
     snapshot = obtain_snapshot(python_path=python_path, modules=tuple(profile.required_modules) if profile else ())
     python = snapshot.python.executable or sys.executable
-    needs = Needs(profile, Context(snapshot=snapshot, profile=profile).pip_install)
+    pip_install = Context(snapshot=snapshot, profile=profile).pip_install
+    needs = Needs(profile, pip_install, python=snapshot.python.executable or None)
     logs: dict[str, str] = {}
 
     with tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work, ThreadPoolExecutor(max_workers=_workers()) as pool:
@@ -172,13 +174,19 @@ def _hygiene(repo: str | None, out: Path) -> CheckResult:
     try:
         report = scan(root)
     except InputError as exc:
-        return CheckResult(id="ACC006", title=TITLES["ACC006"], verdict="blocked", observed=f"the hygiene scan could not run: {exc}", expected="a readable ignore file", fix=f"fix the ignore file, then: stackcheck hygiene {root}")
+        return CheckResult(
+            id="ACC006", title=TITLES["ACC006"], verdict="blocked",
+            observed=f"the hygiene scan could not run: {exc}", expected="a readable ignore file",
+            fix=f"fix the ignore file, then run: {command('stackcheck', 'hygiene', root)}",
+        )
     path = out / "hygiene.json"
     atomic_write(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     observed, fix = _summary_line(report)
+    if fix:  # the first finding's fix as it stands (a command stays a command); the rest in the report
+        observed += f"; every finding in {path}"
     return CheckResult(
         id="ACC006", title=TITLES["ACC006"], verdict=report.verdict, observed=f"{root}: {observed}",
-        expected="no blocked hygiene findings", fix=f"{fix}  (all findings: stackcheck hygiene {root})" if fix else None,
+        expected="no blocked hygiene findings", fix=fix,
         evidence={"report": str(path), "files": report.environment["files"]},
     )
 

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.profile import Profile
 from stackcheck.probe.proc import run
+from stackcheck.shellcmd import command, join, with_note
 
 # The tiny model every torch step builds: one transformer encoder block + a linear head.
 MODEL_CONFIG = {"d_model": 32, "n_heads": 4, "d_ff": 64, "seq": 8, "batch": 16, "d_out": 4, "seed": 0, "steps": 8, "lr": 0.05, "gpu_n": 1024}
@@ -54,7 +55,8 @@ def run_child(python: str, script: str, args: list[str], *, timeout: float, work
     start = time.monotonic()
     done = run([python, "-c", _source(script), *args], timeout=timeout, cwd=workdir)
     seconds = time.monotonic() - start
-    log = f"$ {shlex.quote(python)} -c <{script}> {' '.join(shlex.quote(a) for a in args)}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
+    log = f"$ {shlex.quote(python)} -c <{script}> {join(args)}\n--- stdout\n{done.stdout}"
+    log += f"--- stderr\n{done.stderr}"
     if done.returncode is None:
         return ChildRun(None, done.error, log, seconds)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
@@ -87,9 +89,10 @@ class Needs:
     """Which packages the acceptance insists on. Without a profile: the standard stack
     (numpy, torch, safetensors); with one: what its requirements and required modules name."""
 
-    def __init__(self, profile: Profile | None, pip_install):
+    def __init__(self, profile: Profile | None, pip_install, python: str | None = None):
         self.profile = profile
         self.pip_install = pip_install  # (requirement, …) → paste-able command
+        self.python = python  # the checked interpreter, for the stackcheck commands of fixes
         self._specs = requirement_names(profile) if profile else {}
 
     def required(self, package: str) -> bool:
@@ -152,7 +155,8 @@ def judge_train(run_: ChildRun, needs: Needs) -> CheckResult:
 
 
 def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
-    if early := _unusable("ACC003", run_, needs, "stackcheck preflight --deep  (shows what torch sees of the GPU)"):
+    deep = with_note(_deep_preflight(needs), "shows what torch sees of the GPU")
+    if early := _unusable("ACC003", run_, needs, deep):
         return early
     f = run_.facts
     if f.get("device") is None:
@@ -160,9 +164,10 @@ def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
         seen = f"torch {f['torch']} ({build}) sees no GPU"
         if needs.gpu_required():
             fix = (
-                "nvidia-smi  (is the driver loaded and a GPU visible? check CUDA_VISIBLE_DEVICES)"
+                with_note(command("nvidia-smi"),
+                          "is the driver loaded and a GPU visible? check CUDA_VISIBLE_DEVICES")
                 if f.get("cuda_build")
-                else f"stackcheck preflight --profile {needs.profile.id}  (its CUDA checks name the torch build for this driver)"
+                else with_note(_deep_preflight(needs), "its CUDA checks name the torch build for this driver")
             )
             return _result("ACC003", "blocked", observed=seen, expected=f"a GPU (profile {needs.profile.id} needs one)", fix=fix)
         return _result("ACC003", "skipped", reason=seen)
@@ -170,7 +175,8 @@ def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
     if "error" in f:
         return _result(
             "ACC003", "blocked", observed=f"matmul on {f.get('device_name', f['device'])} failed: {f['error']}",
-            expected="the GPU runs torch kernels", fix="stackcheck preflight --deep  (compares the GPU's architecture with torch's arch list)", evidence=evidence,
+            expected="the GPU runs torch kernels", evidence=evidence,
+            fix=with_note(_deep_preflight(needs), "compares the GPU's architecture with torch's arch list"),
         )
     rel = f["max_abs_diff"] / f["max_abs"] if f["max_abs"] else math.inf
     evidence["relative_diff"] = f"{rel:.3g}"
@@ -178,9 +184,18 @@ def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
     if not f["finite"] or not rel <= GPU_RELATIVE_TOLERANCE:
         return _result(
             "ACC003", "blocked", observed=f"{what} differs from the CPU by {rel:.3g} (relative)", expected=f"within {GPU_RELATIVE_TOLERANCE:g}",
-            fix="stackcheck preflight --deep  (driver / CUDA build mismatch?)", evidence=evidence,
+            fix=with_note(_deep_preflight(needs), "driver / CUDA build mismatch?"), evidence=evidence,
         )
     return _result("ACC003", "ok", observed=f"{what} matches the CPU within {rel:.2g} (relative)", evidence=evidence)
+
+
+def _deep_preflight(needs: Needs) -> str:
+    """The checks that judge the GPU against torch's build for the checked interpreter: the
+    profile's deep preflight, or without a profile the doctor (driver and architecture checks)."""
+    python = ["--python", needs.python] if needs.python else []
+    if needs.profile is None:
+        return command("stackcheck", "doctor", *python)
+    return command("stackcheck", "preflight", "--profile", needs.profile.id, *python, "--deep")
 
 
 def judge_roundtrip(saved: ChildRun, loaded: ChildRun | None, needs: Needs) -> CheckResult:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgspec
 
+from stackcheck import identifiers
 from stackcheck.errors import InputError
 from stackcheck.models.profile import Profile, Registry
 
@@ -61,6 +62,8 @@ def read_registry(path: str | os.PathLike) -> Registry:
 def _add(entries: dict[str, Entry], registry: Registry, file: str, replace: set[str]) -> None:
     seen: dict[str, int] = {}
     for index, profile in enumerate(registry.profiles):
+        # one rule for every ID (they appear in printed commands); `profiles validate` lists them all
+        identifiers.require(profile.id, f"{file}: profiles[{index}].id")
         if profile.id in seen:
             raise InputError(f"{file}: profiles[{index}].id: duplicate profile ID {profile.id!r} (also profiles[{seen[profile.id]}])")
         if profile.id in entries and profile.id not in replace:
@@ -143,6 +146,7 @@ class Catalog:
         return entry.profile if entry else None
 
     def _entry(self, profile_id: str) -> Entry:
+        identifiers.require(profile_id, "profile ID")
         try:
             return self._entries[profile_id]
         except KeyError:

@@ -16,12 +16,12 @@ from typing import Any, get_args
 
 import msgspec
 
+from stackcheck import identifiers
 from stackcheck.catalog.layering import ProfileError, ancestry, parse_requirement, requirement_key, resolve
 from stackcheck.catalog.registry import Entry, builtin_entries, builtin_files, builtin_label, find_registry
 from stackcheck.models.profile import DocsLinks, EvidenceScope, Forbidden, GpuRequirement, PlatformConstraint, Profile, Registry
 
 REGISTRY = "registry"  # the "profile" part of a problem about the file as a whole
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CC = re.compile(r"\d+\.\d+")
 _GLIBC = re.compile(r"\d+\.\d+")
 _OS = ("linux", "darwin", "windows")
@@ -75,6 +75,7 @@ class _Validator:
         return sorted(self.problems, key=lambda p: self.position.get(p.profile, len(self.position)))
 
     def add(self, file: str, profile: str, field: str, message: str) -> None:
+        profile = identifiers.printable(profile)  # one problem, one line, whatever the ID holds
         self.problems.append(Problem(file=file, profile=profile, field=field, message=message))
         self.reported_fields.setdefault(profile, set()).add(field)
 
@@ -107,6 +108,7 @@ class _Validator:
 
     def _read_profile(self, file: str, index: int, item: Any) -> None:
         label = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) and item.get("id") else f"profiles[{index}]"
+        label = identifiers.printable(label)  # a problem line shows what the ID is, on one line
         self.position.setdefault(label, len(self.position))
         if not isinstance(item, dict):
             self.add(file, label, "(profile)", f"expected a JSON object, got {_kind(item)}")
@@ -139,8 +141,8 @@ class _Validator:
         p, file = entry.profile, entry.file
         if p.id in self.broken:
             return
-        if not _ID.fullmatch(p.id):
-            self.add(file, p.id or f"profiles[{entry.index}]", "id", "expected letters, digits, '.', '_' or '-' (no spaces)")
+        if (problem := identifiers.name_problem(p.id)) is not None:
+            self.add(file, p.id or f"profiles[{entry.index}]", "id", problem)
         specs = [("python", p.python)] + ([("gpu.torch_cuda", p.gpu.torch_cuda)] if p.gpu else [])
         for field, spec in specs:
             if spec is not None:

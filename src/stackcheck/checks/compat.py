@@ -46,7 +46,7 @@ def install_torch(
         paired = getattr(rel, name)
         if dist_index(snap).get(name) is not None and paired:
             reqs.append(f"{name}=={paired}.*")
-    return f"{ctx.pip_install(*reqs)} --index-url {INDEX_URL.format(cuda.replace('.', ''))}"
+    return ctx.pip_install(*reqs, "--index-url", INDEX_URL.format(cuda.replace(".", "")))
 
 
 @check(

@@ -16,6 +16,7 @@ from stackcheck.deps.graph import graph_of
 from stackcheck.deps.index import install_spec, parse_requirement, parse_version
 from stackcheck.deps.wheeltags import Target, wheel_fits
 from stackcheck.models.snapshot import Distribution, normalize_name
+from stackcheck.shellcmd import command, with_note
 
 BOTH = (PREFLIGHT, DOCTOR)
 
@@ -102,7 +103,8 @@ def requires_python(ctx):
             yield blocked(
                 observed=f"{dist.name} {dist.version} requires Python {dist.requires_python} (in {dist.location})",
                 expected=f"Python {version} admitted",
-                fix=f"{ctx.pip_install('--force-reinstall', dist.name)}  # picks a release for Python {version}",
+                fix=with_note(ctx.pip_install("--force-reinstall", dist.name),
+                              f"picks a release for Python {version}"),
                 subject=normalize_name(dist.name),
             )
     if not bad:
@@ -174,7 +176,7 @@ def broken_installs(ctx):
         yield warning(
             observed=f"leftover of an interrupted install: {path}",
             expected="no ~-prefixed entries in site-packages",
-            fix=f"rm -rf '{path}'",
+            fix=command("rm", "-rf", "--", path),
             subject=path.rsplit("/", 1)[-1],
         )
     if not found:

@@ -10,6 +10,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
+from stackcheck.shellcmd import code, command
 
 GIB = 1024**3
 # Reported totals sit a little under the marketed size (an "80GB" H100 reports 79.6 GiB,
@@ -17,6 +18,7 @@ GIB = 1024**3
 MEMORY_TOLERANCE = 0.97
 # CUDA builds published on download.pytorch.org (fallback when the knowledge base cannot say).
 _KNOWN_CUDA_BUILDS = ("11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0", "13.2")
+_LIST_PROFILES = command("stackcheck", "preflight", "--list-profiles")
 
 
 def _gpu_profile(ctx):
@@ -31,12 +33,21 @@ def _no_gpu_outcome(ctx, need: str):
         fix = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
     else:
         observed = "no NVIDIA GPU found" + (f" (looked at {', '.join(acc.looked_for)})" if acc.looked_for else "")
-        fix = "run on a machine with a GPU, or choose a CPU profile (`stackcheck preflight --list-profiles`); on CPU-only CI use --skip GPU,CUDA"
+        fix = (
+            f"run on a machine with a GPU, or choose a CPU profile ({code(_LIST_PROFILES)}); "
+            f"on CPU-only CI skip the GPU checks: {code(_skip_gpu(ctx))}"
+        )
     visible_env = acc.cuda_visible_devices
     if visible_env is not None and acc.gpus:
         observed += f"; CUDA_VISIBLE_DEVICES={visible_env!r} hides {len(acc.gpus)} GPU(s)"
-        fix = "unset or correct CUDA_VISIBLE_DEVICES"
+        unset = command("unset", "CUDA_VISIBLE_DEVICES")
+        fix = f"correct CUDA_VISIBLE_DEVICES, or show every GPU: {code(unset)}"
     return blocked(observed=observed, expected=need, fix=fix)
+
+
+def _skip_gpu(ctx) -> str:
+    """The preflight of this profile without its GPU and CUDA checks (CPU-only CI)."""
+    return command("stackcheck", "preflight", "--profile", ctx.profile.id, "--skip", "GPU,CUDA")
 
 
 @check(
@@ -99,7 +110,9 @@ def gpu_memory(ctx):
             yield blocked(
                 observed=observed,
                 expected=f">= {need.min_memory_gib:g} GiB per GPU",
-                fix=f"use a GPU with >= {need.min_memory_gib:g} GiB, or `stackcheck memory` to size a smaller model/context",
+                fix=f"use a GPU with >= {need.min_memory_gib:g} GiB, "
+                f"or {code(command('stackcheck', 'memory'))} "
+                "to size a smaller model/context",
                 subject=f"GPU {g.index}",
             )
         else:
@@ -144,7 +157,8 @@ def gpu_capability(ctx):
             yield blocked(
                 observed=f"{g.name}: compute capability {g.compute_capability}",
                 expected=f"compute capability {expected}",
-                fix="use a GPU in that range, or a profile meant for this GPU generation (`stackcheck preflight --list-profiles`)",
+                fix="use a GPU in that range, or a profile meant for this GPU generation "
+                f"({code(_LIST_PROFILES)})",
                 subject=subject,
             )
         else:
@@ -169,9 +183,13 @@ def _builds_for(ctx, torch_version: str) -> tuple[str, ...]:
     return _KNOWN_CUDA_BUILDS
 
 
+def _index_url(cuda: str) -> str:
+    return f"https://download.pytorch.org/whl/{cuda_tag(cuda)}"
+
+
 def torch_install_fix(ctx, torch_version: str, cuda: str) -> str:
     base = torch_version.split("+")[0]
-    return f"{ctx.pip_install(f'torch=={base}')} --index-url https://download.pytorch.org/whl/{cuda_tag(cuda)}"
+    return ctx.pip_install(f"torch=={base}", "--index-url", _index_url(cuda))
 
 
 @check(
@@ -254,7 +272,7 @@ def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: s
     wanted = _profile_torch_requirement(ctx) or "torch"
     return (
         f"torch {torch_version.split('+')[0]} has no CUDA {spec_text} build: "
-        f"{ctx.pip_install(wanted)} --index-url https://download.pytorch.org/whl/{cuda_tag(any_release[-1])}"
+        + ctx.pip_install(wanted, "--index-url", _index_url(any_release[-1]))
     )
 
 
@@ -309,5 +327,6 @@ def gpu_profile_on_cpu_platform(ctx):
     yield blocked(
         observed=f"{p.name} ({p.signal}) offers no GPU here",
         expected="a GPU runtime",
-        fix="attach a GPU runtime / use a GPU runner; on CPU-only CI add `--skip GPU,CUDA`, or use a CPU profile",
+        fix="attach a GPU runtime / use a GPU runner, or use a CPU profile; "
+        f"on CPU-only CI skip the GPU checks: {code(_skip_gpu(ctx))}",
     )

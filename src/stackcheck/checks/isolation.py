@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import shlex
 
 from stackcheck.checks.deps import no_package_metadata
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
 from stackcheck.models.snapshot import Distribution, normalize_name
+from stackcheck.shellcmd import chain, code, command, with_note
 
 BOTH = (PREFLIGHT, DOCTOR)
 _PY_DIR = re.compile(r"(?:^|/)(?:lib|lib64)/python(\d+)\.(\d+)(?:/|$)")
@@ -66,7 +66,8 @@ def _unset_fix(origin: str, entry: str) -> str:
     if origin.startswith(".pth file "):
         return f"delete the line {entry!r} from {origin[len('.pth file '):]}"
     if origin.startswith("the user site"):
-        return "export PYTHONNOUSERSITE=1, or move those packages into this environment"
+        no_user_site = code(command("export", "PYTHONNOUSERSITE=1"))
+        return f"set {no_user_site} in the shell, or move those packages into this environment"
     return f"recreate the environment without --system-site-packages (include-system-site-packages = false in pyvenv.cfg) so {entry} is not on sys.path"
 
 
@@ -113,7 +114,11 @@ def duplicates(ctx):
         differ = len({d.version for d in copies}) > 1
         foreign = first if own is not first else copies[1]
         origin = origins.get(_norm(foreign.location), "site")
-        fix = _unset_fix(origin, foreign.location) if origin != "site" else ctx.pip_uninstall(first.name) + f"  # removes the copy in {first.location}; repeat until one remains"
+        if origin != "site":
+            fix = _unset_fix(origin, foreign.location)
+        else:
+            note = f"removes the copy in {first.location}; repeat until one remains"
+            fix = with_note(ctx.pip_uninstall(first.name), note)
         yield (blocked if differ else warning)(
             observed=observed,
             expected=f"one copy of {first.name}",
@@ -161,7 +166,7 @@ def import_collisions(ctx):
         yield warning(
             observed=f"`import {mod}` is installed by {listed}" + (f"; it loads {origin}" if origin else ""),
             expected=f"one distribution providing `{mod}`",
-            fix=f"{ctx.pip_uninstall(*names)} && {ctx.pip_install(keep)}",
+            fix=chain(ctx.pip_uninstall(*names), ctx.pip_install(keep)),
             subject=mod,
         )
     if not found:
@@ -270,10 +275,12 @@ def active_environment(ctx):
     active, var = (iso.virtual_env, "VIRTUAL_ENV") if iso.virtual_env else (iso.conda_prefix, "CONDA_PREFIX")
     if active and _norm(os.path.realpath(active)) != _norm(os.path.realpath(py.prefix)):
         found += 1
+        activate = command("source", posixpath.join(py.prefix, "bin", "activate"))
         yield warning(
             observed=f"{var}={active} is active, but the checked interpreter {py.executable} belongs to {py.prefix}",
             expected=f"{var} = {py.prefix}",
-            fix=f"activate {py.prefix} (source {shlex.quote(py.prefix)}/bin/activate), or check the active one: stackcheck doctor --python {shlex.quote(active)}",
+            fix=f"activate {py.prefix}: {code(activate)}, "
+            f"or check the active one: {code(command('stackcheck', 'doctor', '--python', active))}",
             subject=var,
         )
     tools = {t.name: t for t in iso.path_tools}
@@ -286,7 +293,8 @@ def active_environment(ctx):
             yield warning(
                 observed=f"`{pip_name}` on PATH ({q.path}) installs for {q.interpreter}, but `{py_name}` on PATH is {p.interpreter}",
                 expected=f"`{pip_name}` and `{py_name}` of one environment",
-                fix=f"install with `{py_name} -m pip install ...` instead of `{pip_name} install ...`",
+                fix=f"install with {code(command(py_name, '-m', 'pip', 'install', '...'))} "
+                f"instead of {code(command(pip_name, 'install', '...'))}",
                 subject=pip_name,
             )
     if not found:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import shlex
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, check, ok, skipped, warning
 from stackcheck.models.snapshot import Kernelspec
+from stackcheck.shellcmd import code, command
 
 BOTH = (PREFLIGHT, DOCTOR)
 
@@ -22,8 +22,9 @@ def _python_kernels(ctx):
 
 
 def _register_fix(ctx, kernel: Kernelspec) -> str:
-    name = shlex.quote(kernel.name)
-    return f"{shlex.quote(ctx.interpreter)} -m ipykernel install --user --name {name} --display-name {shlex.quote(kernel.display_name or kernel.name)}"
+    display = kernel.display_name or kernel.name
+    return command(ctx.interpreter, "-m", "ipykernel", "install", "--user", "--name", kernel.name,
+                   "--display-name", display)
 
 
 @check(
@@ -78,7 +79,8 @@ def missing_interpreter(ctx):
         yield warning(
             observed=f"kernel {k.name!r} ({k.path}) runs {k.interpreter or (k.argv[0] if k.argv else '?')}, which does not exist",
             expected="an existing interpreter",
-            fix=f"jupyter kernelspec remove -y {shlex.quote(k.name)}   # or: {_register_fix(ctx, k)}",
+            fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k.name))}, "
+            f"or re-register it from an existing interpreter: {code(_register_fix(ctx, k))}",
             subject=k.name,
         )
     if not bad:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
+from stackcheck.shellcmd import code, command
 
 
 def _providers(ctx, name: str) -> list[str]:
@@ -39,7 +40,9 @@ def required_modules(ctx):
             observed = f"`import {name}` would fail: not found on sys.path of {ctx.interpreter}"
             if providers:
                 observed += f" although {', '.join(providers)} claims it (broken install or shadowing)"
-                fix = f"{ctx.pip_install('--force-reinstall', providers[0].split()[0])}; then `stackcheck doctor`"
+                reinstall = ctx.pip_install("--force-reinstall", providers[0].split()[0])
+                doctor = code(command("stackcheck", "doctor"))
+                fix = f"reinstall it: {code(reinstall)}, then look for isolation faults: {doctor}"
             else:
                 fix = ctx.pip_install(_guess_distribution(ctx, name))
             yield blocked(observed=observed, expected=f"import {name}", fix=fix, subject=name)

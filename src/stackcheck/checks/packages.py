@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
 from stackcheck.deps.index import DistIndex, install_spec
+from stackcheck.shellcmd import with_note
 
 
 def _index(ctx) -> DistIndex:
@@ -96,7 +97,7 @@ def forbidden(ctx):
             why = f" ({entry.reason})" if entry.reason else ""
             fix = ctx.pip_uninstall(st.dist.name)
             if entry.use_instead:
-                fix += f"; or run this experiment under profile {entry.use_instead}"
+                fix = with_note(fix, f"or run this experiment under profile {entry.use_instead}")
             yield blocked(
                 observed=f"{st.dist.name} {st.installed} is installed (in {st.dist.location})",
                 expected=f"no {entry.requirement}{why}",

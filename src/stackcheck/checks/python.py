@@ -5,6 +5,7 @@ from __future__ import annotations
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
+from stackcheck.shellcmd import code, command
 
 # Minor versions we may suggest, newest first (a suggestion, not a fact about support).
 _CANDIDATES = ("3.14", "3.13", "3.12", "3.11", "3.10", "3.9", "3.8")
@@ -48,8 +49,10 @@ def python_version(ctx):
         return
     minor = suggest_python(spec)
     fix = (
-        f"create the environment with Python {minor}: `uv venv --python {minor} .venv` "
-        f"(or `conda create -n {ctx.profile.id.lower()} python={minor}`), then install the profile's requirements there"
+        f"create the environment with Python {minor}: "
+        f"{code(command('uv', 'venv', '--python', minor, '.venv'))} "
+        f"(or {code(command('conda', 'create', '-n', ctx.profile.id.lower(), f'python={minor}'))}), "
+        "then install the profile's requirements there"
         if minor
         else f"use an interpreter matching python {wanted}"
     )

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, python_option, registry_option, strict_option
+from stackcheck.cli.common import (
+    checked,
+    emit_json,
+    finish,
+    json_option,
+    python_option,
+    registry_option,
+    strict_option,
+)
 
 
 @click.command()
-@click.option("--profile", "-p", "profile_id", metavar="ID", help="Also run this profile's preflight; decides which packages the steps insist on.")
+@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(),
+              help="Also run this profile's preflight; decides which packages the steps insist on.")
 @registry_option
 @python_option
 @click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False), help="Report directory (default: ./stackcheck-accept-<UTC timestamp>/).")

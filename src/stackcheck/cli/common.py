@@ -6,6 +6,22 @@ import sys
 
 import click
 
+def checked(kind: str = "name", field: str | None = None):
+    """A click callback that checks the value(s) of an option or argument by the identifier
+    rule ``kind`` (:mod:`stackcheck.identifiers`): a bad one is a one-line error, exit 2."""
+
+    def callback(ctx, param, value):
+        from stackcheck.identifiers import require
+
+        name = field or next((o for o in param.opts if o.startswith("--")), param.name.upper())
+        for v in value if isinstance(value, tuple) else (value,):
+            if v is not None:
+                require(v, name, kind)
+        return value
+
+    return callback
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine output (JSON) on stdout, nothing else there.")
 strict_option = click.option("--strict", is_flag=True, help="Warnings count as failures (exit 1).")
 python_option = click.option(
@@ -24,7 +40,8 @@ collect_env_option = click.option(
     "--from-collect-env", "collect_env_file", metavar="FILE", help="Judge a pasted `python -m torch.utils.collect_env` output ('-' for stdin)."
 )
 kernel_option = click.option(
-    "--kernel", "kernel_name", metavar="NAME", help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`)."
+    "--kernel", "kernel_name", metavar="NAME", callback=checked(),
+    help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`)."
 )
 skip_option = click.option(
     "--skip", multiple=True, metavar="ID[,ID…]", help="Record these checks (or ID prefixes like GPU) as skipped, e.g. on CPU-only CI."

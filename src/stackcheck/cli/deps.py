@@ -74,9 +74,9 @@ def conflicts(python_path, snapshot_file, no_extras, as_json):
     else:
         for p in problems:
             chain = graph.chain(p.package)
-            click.echo(p.message() + (f"  (required by {' -> '.join(chain[:-1])})" if len(chain) > 1 else ""))
+            _echo(p.message() + (f"  (required by {' -> '.join(chain[:-1])})" if len(chain) > 1 else ""))
         for key, text in graph.invalid:
-            click.echo(f"{key}: unparsable requirement {text!r}")
+            _echo(f"{key}: unparsable requirement {text!r}")
         if not problems:
             click.echo(f"No broken requirements found ({len(graph.nodes)} distributions).")
     finish(1 if problems else 0)
@@ -110,16 +110,24 @@ def why(package, python_path, snapshot_file, as_json):
             }
         )
     else:
-        click.echo(f"{dist.name} {dist.version}" + (" (installed on request)" if dist.requested else ""))
+        _echo(f"{dist.name} {dist.version}" + (" (installed on request)" if dist.requested else ""))
         for path in paths:
-            click.echo("  " + " -> ".join(_label(graph, k) for k in path))
+            _echo("  " + " -> ".join(_label(graph, k) for k in path))
         if not paths:
             click.echo("  no path from an installed root (it sits in a requirement cycle)")
         if requirers:
             click.echo("required directly by:")
             for source, req in requirers:
-                click.echo(f"  {_label(graph, source)}: {req}")
+                _echo(f"  {_label(graph, source)}: {req}")
     finish(0)
+
+
+def _echo(*lines: str) -> None:
+    """Names, versions and requirement texts come from the environment's metadata: one line
+    each, control characters shown escaped."""
+    from stackcheck.identifiers import printable
+
+    click.echo("\n".join(printable(line) for line in lines))
 
 
 def _label(graph, key: str) -> str:
@@ -150,7 +158,7 @@ def tree(packages, python_path, snapshot_file, depth, as_json):
         lines: list[str] = []
         for node in trees:
             _render(node, 0, depth, lines)
-        click.echo("\n".join(lines))
+        _echo(*lines)
     finish(0)
 
 

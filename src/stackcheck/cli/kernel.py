@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, registry_option, strict_option
+from stackcheck.cli.common import checked, emit_json, finish, json_option, registry_option, strict_option
 
 
 @click.group()
@@ -44,21 +44,23 @@ def register(name, display_name, repo, python_path, user, prefix, data_dir, forc
         emit_json({"name": result.name, "path": result.path, "via": result.via, "replaced": result.replaced,
                    "kernelspec": result.spec, "warnings": result.warnings, "fixes": result.fixes})
     else:
+        from stackcheck.identifiers import printable
+        from stackcheck.shellcmd import join
+
         verb = "replaced" if result.replaced is not None else "registered"
-        click.echo(f"{verb} kernel {result.name!r}: {result.path} (via {result.via})")
-        click.echo(f"  runs:       {' '.join(result.spec['argv'])}")
+        lines = [f"{verb} kernel {result.name!r}: {result.path} (via {result.via})",
+                 f"  runs:       {join(result.spec['argv'])}"]
         if result.spec.get("env"):
-            click.echo(f"  PYTHONPATH: {result.spec['env']['PYTHONPATH']}")
-        for w in result.warnings:
-            click.echo(f"  WARNING: {w}")
-        for f in result.fixes:
-            click.echo(f"  fix:     {f}")
+            lines.append(f"  PYTHONPATH: {result.spec['env']['PYTHONPATH']}")
+        lines += [f"  WARNING: {w}" for w in result.warnings] + [f"  fix:     {f}" for f in result.fixes]
+        click.echo("\n".join(printable(line) for line in lines))
     finish(0)
 
 
 @kernel.command()
-@click.argument("names", nargs=-1, metavar="[NAME]...")
-@click.option("--profile", "-p", "profile_id", metavar="ID", help="Also judge the kernel's environment against this profile.")
+@click.argument("names", nargs=-1, metavar="[NAME]...", callback=checked(field="NAME"))
+@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(),
+              help="Also judge the kernel's environment against this profile.")
 @registry_option
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")

@@ -9,6 +9,7 @@ from stackcheck.cli.common import (
     emit_json,
     emit_report,
     finish,
+    checked,
     judge_environment,
     judging_options,
     registry_option,
@@ -16,7 +17,8 @@ from stackcheck.cli.common import (
 
 
 @click.command()
-@click.option("--profile", "-p", "profile_id", metavar="ID", help="Profile to check against (see --list-profiles).")
+@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(),
+              help="Profile to check against (see --list-profiles).")
 @click.option("--list-profiles", is_flag=True, help="List the profiles of the registry in use and exit.")
 @registry_option
 @deep_option

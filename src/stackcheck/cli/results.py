@@ -6,7 +6,23 @@ import functools
 
 import click
 
-from stackcheck.cli.common import collect_env_option, emit_json, finish, json_option, registry_option, snapshot_option
+from stackcheck.cli.common import (
+    checked,
+    collect_env_option,
+    emit_json,
+    finish,
+    json_option,
+    registry_option,
+    snapshot_option,
+)
+
+def echo(*lines: str, err: bool = False) -> None:
+    """Each of ``lines`` as one line: labels, topics and texts of records written before the
+    identifier rule (or by hand) may hold newlines and escape sequences, shown escaped."""
+    from stackcheck.identifiers import printable
+
+    click.echo("\n".join(printable(line) for line in lines), err=err)
+
 
 LEVEL_CHOICE = click.Choice(["smoke", "mechanism", "measured", "reproduced", "delivery"])
 
@@ -89,7 +105,7 @@ def record(file, snapshot_file, collect_env_file, registry, ledger, as_json):
         failing = f" ({', '.join(prof.failing_checks)})" if prof.failing_checks else ""
         click.echo(f"profile {prof.id}: preflight {prof.verdict}{failing}")
     for flag in done.flags:
-        click.echo(f"flagged earlier record {flag.record_id[:16]}: {flag.text}", err=True)
+        echo(f"flagged earlier record {flag.record_id[:16]}: {flag.text}", err=True)
     finish(0)
 
 
@@ -111,9 +127,9 @@ def validate(files, ledger, as_json):
         emit_json(reports)
     else:
         for r in reports:
-            click.echo(f"{r.path}: {'ok' if r.valid else 'unreadable' if r.unreadable else 'invalid'} ({r.kind})")
+            echo(f"{r.path}: {'ok' if r.valid else 'unreadable' if r.unreadable else 'invalid'} ({r.kind})")
             for p in r.problems:
-                click.echo(f"  {p}")
+                echo(f"  {p}")
         if not reports:
             click.echo(f"no records in the ledger at {ledger.root}")
     if files and any(r.unreadable for r in reports):
@@ -122,7 +138,7 @@ def validate(files, ledger, as_json):
 
 
 @results.command("list", short_help="List records with their evidence level.")
-@click.option("--topic", metavar="TOPIC", help="Only the records of this topic.")
+@click.option("--topic", metavar="TOPIC", callback=checked("topic"), help="Only the records of this topic.")
 @ledger_options
 @json_option
 def list_(topic, ledger, as_json):
@@ -137,7 +153,8 @@ def list_(topic, ledger, as_json):
     for e in entries:
         r = e.record
         flag = "  FLAGGED" if e.flags else ""
-        click.echo(f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}{flag}")
+        echo(f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}"
+             + flag)
     finish(0)
 
 
@@ -178,7 +195,7 @@ def show(record_id, ledger, as_json):
         lines.append(f"artifact   {a.kind}: {a.path} sha256 {a.sha256[:16]}…")
     for f in entry.flags:
         lines.append(f"FLAGGED    {f.text}")
-    click.echo("\n".join(lines))
+    echo(*lines)
     finish(0)
 
 
@@ -225,9 +242,10 @@ def promote(record_id, level, ledger, as_json):
 
 
 @results.command(short_help="Record the decision of a topic.")
-@click.argument("topic")
-@click.argument("run_label")
-@click.option("--decision", required=True, metavar="TEXT", help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.")
+@click.argument("topic", callback=checked("topic"))
+@click.argument("run_label", callback=checked())
+@click.option("--decision", required=True, metavar="TEXT", callback=checked("text"),
+              help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.")
 @ledger_options
 @json_option
 def decide(topic, run_label, decision, ledger, as_json):
@@ -237,12 +255,12 @@ def decide(topic, run_label, decision, ledger, as_json):
     if as_json:
         emit_json({"event": short_id, "topic": topic, "run_label": run_label, "decision": event.text})
     else:
-        click.echo(f"decision {short_id} recorded: {topic} → {run_label}: {event.text}")
+        echo(f"decision {short_id} recorded: {topic} → {run_label}: {event.text}")
     finish(0)
 
 
 @results.command(short_help="The experiment-assets table as Markdown.")
-@click.option("--topic", metavar="TOPIC", help="Only this topic.")
+@click.option("--topic", metavar="TOPIC", callback=checked("topic"), help="Only this topic.")
 @ledger_options
 @json_option
 def assets(topic, ledger, as_json):

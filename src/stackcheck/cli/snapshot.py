@@ -83,7 +83,9 @@ def render_summary(snap, origin: str | None = None) -> str:
         if section.error:
             detail = f"{detail}; {section.error}" if detail else section.error
         lines.append(f"  {name:<13} {status:<28} {detail}".rstrip())
-    return "\n".join(lines)
+    from stackcheck.identifiers import printable
+
+    return "\n".join(printable(line) for line in lines)  # a colleague's snapshot cannot rewrite the terminal
 
 
 def _python_facts(snap) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections import Counter
 
 from stackcheck.errors import InputError
@@ -16,6 +15,7 @@ from stackcheck.hygiene.ignore import IgnoreLine, is_ignored, load
 from stackcheck.hygiene.remote_code import call_name, unpinned_calls
 from stackcheck.hygiene.rules import RULES, finding
 from stackcheck.models.finding import CheckResult, Report, worst
+from stackcheck.shellcmd import chain, code, command
 
 IGNORE_FILE = ".stackcheck-ignore"
 DEFAULT_MAX_WEIGHT_SIZE = 10 * 1024 * 1024
@@ -74,10 +74,12 @@ class _Scan:
 
     def remove(self, path: str) -> str:
         """How to take ``path`` out: untrack it in git mode, delete it in a plain folder."""
-        return f"git rm -r --cached {shlex.quote(path)}" if self.fs.mode == "git" else f"rm -r {shlex.quote(path)}"
+        if self.fs.mode == "git":
+            return command("git", "rm", "-r", "--cached", "--", path)
+        return command("rm", "-r", "--", path)
 
     def git_rm(self, path: str, pattern: str) -> str:
-        return f"{self.remove(path)} && echo {shlex.quote(pattern)} >> .gitignore"
+        return chain(self.remove(path), command("echo", pattern) + " >> .gitignore")
 
     def file(self, rel: str) -> None:
         full = os.path.join(self.fs.root, rel)
@@ -119,7 +121,7 @@ class _Scan:
             shown.append(f"{scan.unresolved} import(s) computed at load time")
         observed = "unpickling imports " + ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
         fix = (
-            f"do not load it; {self.remove(rel)} and find out where it came from"
+            f"do not load it: take it out with {code(self.remove(rel))} and find out where it came from"
             if any(pickles.is_dangerous(m, n) for m, n in unsafe)
             else "re-save the tensors with safetensors.torch.save_file(model.state_dict(), ...) from a trusted copy; "
             f"or accept it with the line HYG006:{rel} in {IGNORE_FILE}"
@@ -151,9 +153,15 @@ class _Scan:
                 self.remote_code(rel, line, why, call_name(text, line), f"line {line}", {"line": str(line)})
 
     def secret(self, rel: str, s: secrets.Secret, where: str, evidence: dict[str, str], rule: str = "HYG001") -> None:
-        fix = f"revoke the {s.kind} now, then remove it from {rel} and from the git history (git filter-repo --replace-text); read it from an environment variable instead"
+        fix = (
+            f"revoke the {s.kind} now, then remove it from {rel} and from the git history "
+            f"({code(command('git', 'filter-repo', '--replace-text', 'EXPRESSIONS.txt'))}); "
+            "read it from an environment variable instead"
+        )
         if rule == "HYG005":
-            fix = f"revoke the {s.kind}, then clear the outputs: jupyter nbconvert --clear-output --inplace {shlex.quote(rel)}"
+            notebook = f"./{rel}" if rel.startswith("-") else rel  # a path, never an option
+            clear = command("jupyter", "nbconvert", "--clear-output", "--inplace", notebook)
+            fix = f"revoke the {s.kind}, then clear the outputs: {clear}"
         self.add(finding(rule, rel, f"{s.kind} {s.masked}", fix, where=where, evidence={**evidence, "kind": s.kind, "masked": s.masked}), rel)
 
     def remote_code(self, rel: str, line: int, why: str, code: str, where: str, evidence: dict[str, str]) -> None:
@@ -179,8 +187,9 @@ class _Scan:
                 continue
             ext = rel.rsplit(".", 1)[-1]
             fix = (
-                f"{self.remove(rel)}, then publish it on a model hub or track it with Git LFS "
-                f"(git lfs track '*.{ext}'); or accept it with the line HYG002:{rel} in {IGNORE_FILE}"
+                f"take it out with {code(self.remove(rel))}, then publish it on a model hub or track it with "
+                f"Git LFS ({code(command('git', 'lfs', 'track', f'*.{ext}'))}); "
+                f"or accept it with the line HYG002:{rel} in {IGNORE_FILE}"
             )
             observed = f"{human_size(size)} weight file (threshold {human_size(self.max_weight)})"
             self.add(finding("HYG002", rel, observed, fix, evidence={"bytes": str(size)}), rel)

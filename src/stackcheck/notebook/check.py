@@ -11,12 +11,12 @@ KERN001/KERN002 mean what they mean in ``doctor``; here a kernel that cannot sta
 from __future__ import annotations
 
 import os
-import shlex
 
 from stackcheck.models.finding import CheckResult, Report, worst
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Kernelspec
 from stackcheck.notebook.interpreter import InterpreterFacts, ask
+from stackcheck.shellcmd import code, command
 
 TITLES = {
     "KERN010": "Kernelspec exists",
@@ -35,8 +35,8 @@ def _result(check_id: str, verdict: str, kernel: str, observed: str = "", expect
 
 
 def _register_fix(name: str, python: str | None = None) -> str:
-    py = shlex.quote(python) if python else "/path/to/env/bin/python"
-    return f"stackcheck kernel register --name {shlex.quote(name)} --python {py} --force"
+    python = python or "/path/to/env/bin/python"
+    return command("stackcheck", "kernel", "register", "--name", name, "--python", python, "--force")
 
 
 def _kernel_env(spec_path: str) -> dict[str, str]:
@@ -94,7 +94,9 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
         out.append(_result("KERN001", "ok", k, observed=head))
     if facts is None:  # only asked when the interpreter exists
         out.append(_result("KERN002", "blocked", k, observed=f"{spec.interpreter or head} does not exist: the kernel cannot start",
-                           expected="an existing interpreter", fix=f"jupyter kernelspec remove -y {shlex.quote(k)}   # or: {_register_fix(k)}"))
+                           expected="an existing interpreter",
+                           fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k))}, "
+                           f"or re-register it from an existing interpreter: {code(_register_fix(k))}"))
         return out + [_result(i, "skipped", k, reason="no interpreter to ask") for i in ("KERN011", "KERN012")] + _paths(k, env)
     out.append(_result("KERN002", "ok", k, observed=facts.path))
     out.append(_identity(k, facts))
@@ -121,7 +123,8 @@ def _identity(k: str, facts: InterpreterFacts) -> CheckResult:
         "KERN011", "warning", k,
         observed=f"{facts.path} runs as {facts.executable} with sys.prefix {facts.prefix}",
         expected=f"sys.prefix {facts.expected_prefix} (the environment the path belongs to)",
-        fix=f"recreate the environment (a missing pyvenv.cfg or a wrapper script does this), then {_register_fix(k)}",
+        fix="recreate the environment (a missing pyvenv.cfg or a wrapper script does this), "
+        f"then {code(_register_fix(k))}",
     )
 
 
@@ -133,7 +136,8 @@ def _paths(k: str, env: dict[str, str]) -> list[CheckResult]:
     if missing:
         return [_result("KERN013", "warning", k, observed=f"PYTHONPATH entries do not exist: {', '.join(missing)}",
                         expected="directories that exist (the repository moved?)",
-                        fix=f"stackcheck kernel register --name {shlex.quote(k)} --repo /path/to/repo --force")]
+                        fix=command("stackcheck", "kernel", "register", "--name", k,
+                                    "--repo", "/path/to/repo", "--force"))]
     return [_result("KERN013", "ok", k, observed=os.pathsep.join(entries))]
 
 
@@ -169,7 +173,8 @@ def check_kernels(names: list[str] | None = None, profile: Profile | None = None
         spec = specs.get(name)
         if spec is None:
             checks.append(_result("KERN010", "blocked", name, observed=f"no kernel named {name!r} in {os.pathsep.join(dirs)}",
-                                  expected="a registered kernelspec", fix=f"stackcheck kernel register --name {shlex.quote(name)}"))
+                                  expected="a registered kernelspec",
+                                  fix=command("stackcheck", "kernel", "register", "--name", name)))
             continue
         env = _kernel_env(spec.path)
         facts = None

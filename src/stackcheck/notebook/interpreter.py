@@ -41,9 +41,9 @@ class InterpreterFacts:
 
     @property
     def pip_install_ipykernel(self) -> str:
-        import shlex
+        from stackcheck.shellcmd import command
 
-        return f"{shlex.quote(self.path)} -m pip install ipykernel"
+        return command(self.path, "-m", "pip", "install", "ipykernel")
 
 
 def ask(python: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT_S) -> InterpreterFacts:

@@ -15,9 +15,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from stackcheck import identifiers
 from stackcheck.errors import InputError, Refused
-
-_VALID_NAME = re.compile(r"^[a-z0-9._-]+$", re.IGNORECASE)  # jupyter_client's rule
 
 
 @dataclass
@@ -32,12 +31,14 @@ class Registration:
 
 
 def default_name(python: str) -> str:
-    """The environment's directory name (``.venv`` → its parent's), as a valid kernel name."""
+    """The environment's directory name (``.venv`` → its parent's), as a valid kernel name
+    (:mod:`stackcheck.identifiers`: starts with a letter or digit, at most 128 characters)."""
     prefix = os.path.dirname(os.path.dirname(os.path.abspath(python)))
     base = os.path.basename(prefix)
     if base.startswith(".") or base in ("venv", "env"):
         base = os.path.basename(os.path.dirname(prefix)) + "-" + base.lstrip(".")
-    return re.sub(r"[^a-z0-9._-]+", "-", base.lower()).strip("-") or "python"
+    name = re.sub(r"[^a-z0-9._-]+", "-", base.lower()).lstrip("._-")[: identifiers.MAX_NAME].rstrip("-")
+    return name or "python"
 
 
 def find_repo_root(start: str) -> str:
@@ -100,9 +101,11 @@ def register(
     python = os.path.abspath(python or sys.executable)
     if not os.path.isfile(python) or not os.access(python, os.X_OK):
         raise InputError(f"--python: {python} is not an executable interpreter")
-    name = (name or default_name(python)).lower()
-    if not _VALID_NAME.match(name):
-        raise InputError(f"--name: {name!r} is not a valid kernel name (letters, digits, '.', '_', '-')")
+    # the name is a directory under kernels/: one rule for every name stackcheck accepts,
+    # stricter than jupyter_client's ("." and ".." match its ^[a-z0-9._-]+$)
+    name = identifiers.require((name or default_name(python)).lower(), "--name")
+    if display_name is not None:
+        identifiers.require(display_name, "--display-name", "text")
     repo = os.path.abspath(repo) if repo else find_repo_root(os.getcwd())
     if not os.path.isdir(repo):
         raise InputError(f"--repo: {repo} is not a directory")

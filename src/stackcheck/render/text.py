@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from stackcheck.identifiers import printable
 from stackcheck.models.finding import Report
 
 MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped"}
@@ -41,14 +42,17 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
     counts = Counter(c.verdict for c in report.checks)
     summary = ", ".join(f"{counts[v]} {v}" for v in ("ok", "warning", "blocked", "skipped") if counts[v])
     lines.append(f"  {summary or 'no checks ran'}" + ("" if verbose else "  (-v shows every check)"))
-    return "\n".join(lines) + "\n"
+    # every fact may come from a recorded snapshot or a scanned file: one line each, no
+    # escape sequence reaches the terminal (a command in a fix stays quoted: only control
+    # characters change, to their visible escapes)
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def report_markdown(report: Report) -> str:
     out = [f"## {report.kind} {report.profile or ''}: **{report.verdict}**", ""]
     out.append("| check | verdict | subject | observed | expected | fix |")
     out.append("|---|---|---|---|---|---|")
-    esc = lambda s: (s or "").replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    esc = lambda s: printable((s or "").replace("|", "\\|").replace("\n", " "))  # noqa: E731
     for c in report.checks:
         out.append(
             f"| {c.id} {esc(c.title)} | {c.verdict} | {esc(c.subject)} | {esc(c.observed or c.reason)} | {esc(c.expected)} | {esc(c.fix)} |"

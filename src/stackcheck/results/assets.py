@@ -7,6 +7,7 @@ from pathlib import Path
 
 import msgspec
 
+from stackcheck.identifiers import printable
 from stackcheck.results.ledger import Ledger
 
 COLUMNS = ("RUN_LABEL", "topic", "result path", "evidence level", "current decision")
@@ -50,7 +51,7 @@ def markdown(rows: list[AssetRow]) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text.replace("|", "\\|").replace("\n", " "))
 
 
 def _relative(path: Path, base: str | os.PathLike | None) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from stackcheck.identifiers import printable
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.results.contract import ResultRecord
 from stackcheck.results.identity import identity_fields, short
@@ -169,7 +170,7 @@ def render(d: Diff) -> str:
         lines.append("  name the variable under test with --varying FIELD, or compare runs that differ only in it")
     for v in d.unused_varying:
         lines.append(f"note: --varying {v} does not differ between the two results")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # values of hand-written records stay on their line
 
 
 def _fmt(value: Any) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from stackcheck.identifiers import problem, shown
 from stackcheck.models.snapshot import Snapshot
 
 RESULT_SCHEMA_VERSION = "1.0"
@@ -143,18 +144,33 @@ class ResultRecord(Claim, kw_only=True, forbid_unknown_fields=True):
     digest: str = ""  # "sha256:…" of this record with digest = ""
 
 
-def problems(claim: Claim) -> list[str]:
-    """Every format problem of a draft or record as ``field: what is wrong`` (empty: valid)."""
+def identifier_problems(claim: Claim) -> list[str]:
+    """Problems of the names a claim is filed under (topic, run label, profile ID), checked
+    by the one rule of :mod:`stackcheck.identifiers`; they appear in printed commands."""
     out: list[str] = []
-    for name in ("topic", "run_label"):
+    for name, kind in (("topic", "topic"), ("run_label", "name")):
         value = getattr(claim, name)
         if not value.strip():
             out.append(f"{name}: must not be empty")
         elif any(c in value for c in "\n\r\t"):
-            out.append(f"{name}: must be one line")
+            out.append(f"{name}: must be one line, got {shown(value)}")
+        elif (found := problem(value, kind)) is not None:
+            out.append(f"{name}: {found}")
+    ref = getattr(claim, "profile", None)
+    field, value = ("profile", ref) if isinstance(ref, str) else ("profile.id", getattr(ref, "id", None))
+    if value is not None and (found := problem(value)) is not None:
+        out.append(f"{field}: {found}")
+    return out
+
+
+def problems(claim: Claim) -> list[str]:
+    """Every format problem of a draft or record as ``field: what is wrong`` (empty: valid)."""
+    out = identifier_problems(claim)
     m = claim.model
     if not m.id.strip():
         out.append("model.id: must not be empty")
+    elif (found := problem(m.id, "text")) is not None:
+        out.append(f"model.id: {found}")
     for field, pattern, what in (
         ("revision", _HEX40, "40 lowercase hex characters (a commit, not a branch name)"),
         ("tokenizer_revision", _HEX40, "40 lowercase hex characters (a commit, not a branch name)"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from stackcheck.results.contract import LEVELS, SERVING_BACKENDS, Event, Level, ResultRecord
+from stackcheck.identifiers import printable
+from stackcheck.shellcmd import code, command
 
 MIN_REPETITIONS = 3
 
@@ -32,7 +34,7 @@ def missing(record: ResultRecord, level: Level, ledger: Evidence | None = None) 
     out: list[str] = []
     for step in LEVELS[1 : rank(level) + 1]:
         out.extend(_RULES[step](record, ledger))
-    return out
+    return [printable(line) for line in out]  # one line each, whatever a hand-written record holds
 
 
 def _mechanism(r: ResultRecord, _ledger) -> list[str]:
@@ -122,7 +124,8 @@ def _delivery(r: ResultRecord, ledger) -> list[str]:
         out.append("git.source: the git state observed by `record` in the checkout, not declared in the draft")
     out.extend(unreleased(r))
     if ledger is None or not ledger.decisions(r.topic, r.run_label):
-        out.append(f"decision: a recorded decision (stackcheck results decide {r.topic} {r.run_label} --decision TEXT)")
+        decide = command("stackcheck", "results", "decide", r.topic, r.run_label, "--decision", "TEXT")
+        out.append(f"decision: a recorded decision ({code(decide)})")
     return out
 
 

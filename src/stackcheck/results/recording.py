@@ -45,6 +45,11 @@ def load_draft(source: Draft | dict | str | os.PathLike) -> Draft:
             raise InputError(f"draft: {exc}") from None
     else:
         draft = decode_json(read_bytes(source, "result draft"), Draft, str(source), "result draft")
+    from stackcheck.results.contract import identifier_problems
+
+    names = identifier_problems(draft)
+    if names:  # the names a result is filed under appear in printed commands: bad input, exit 2
+        raise InputError(f"{source if isinstance(source, (str, os.PathLike)) else 'draft'}: {names[0]}")
     found = problems(draft)
     if found:
         raise Refused("invalid result:\n  " + "\n  ".join(found))
