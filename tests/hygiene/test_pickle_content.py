@@ -344,8 +344,34 @@ def test_unread_formats_are_named_when_the_name_promises_a_pickle(tmp_path):
     assert pickles.scan_file(str(tmp_path / "logs.lz4")) == pickles.PickleScan()
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x8c\x05posix\x8c\x06system\x93\x8c\x0btouch pwned\x85R\xff",  # binary opcodes, no PROTO
+        b"cposix\nsystem\n(S'touch pwned'\ntR\xff",  # protocol 0
+    ],
+    ids=["binary", "protocol 0"],
+)
+def test_a_pickle_without_proto_or_stop_counts_once_it_has_called_an_import(tmp_path, monkeypatch, data):
+    # pickle.loads runs os.system at R, then fails on the bad opcode: nothing promises a pickle
+    # here (no PROTO, no STOP, no name), but the call was reached
+    (tmp_path / "blob").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    assert pickles.sniff(data) == "pickle"
+    result = pickles.scan_file(str(tmp_path / "blob"))
+    assert result.imports == ["posix system"] and result.streams == 0
+    end = len(data)
+    assert result.error == (
+        f"pickle protocol 0/1: breaks at byte {end}: "
+        f"ValueError: at position {end - 1}, opcode b'\\xff' unknown"
+    )
+    assert not (tmp_path / "pwned").exists()
+
+
 def test_look_alikes_are_not_pickles(tmp_path):
     plain = {
+        "words.txt": b"cat\ndog\nemu\nfox\n",  # a GLOBAL at.dog, then no call: nothing runs
+        "relnotes.txt": b"Git v2.31.7 Release Notes\n",  # a BINFLOAT and a STOP: a pickle of a float
         "notes.md": b"x^2 + y^2 = r^2\n",  # a valid zlib header, not a zlib stream
         "copyright.txt": b"(c) 2024 Example Corp\nAll rights reserved.\n",
         "script.py": b"import os\nprint(os.getcwd())\n",

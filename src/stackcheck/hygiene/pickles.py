@@ -283,6 +283,7 @@ class _Stream:
     limit: str | None = None
     value: object = UNKNOWN  # what STOP returned, when the scan followed it
     arrays: int = 0  # joblib arrays stepped over
+    calls: int = 0  # REDUCE / INST / OBJ / NEWOBJ reached on an imported callable (what runs code)
 
 
 class _Machine:
@@ -364,6 +365,7 @@ class _Machine:
                     target = _Global(module, attr)
                     if name == "INST":
                         target = _Obj(target, _small(tuple, self.pop_mark(name)))
+                        self.s.calls += 1
                     self.stack.append(target)
                 elif name == "STACK_GLOBAL":
                     attr, module = self.pop(name), self.pop(name)
@@ -433,16 +435,19 @@ class _Machine:
             stack.append(self.top(name))
         elif name == "REDUCE":
             args, func = self.pop(name), self.pop(name)
+            self.s.calls += isinstance(func, (_Global, _Obj))
             stack.append(_reduce(func, args))
         elif name in ("NEWOBJ", "NEWOBJ_EX"):
             if name == "NEWOBJ_EX":
                 self.pop(name)
             args, cls = self.pop(name), self.pop(name)
+            self.s.calls += isinstance(cls, (_Global, _Obj))
             stack.append(_Obj(cls, args))
         elif name == "OBJ":
             items = self.pop_mark(name)
             if not items:
                 raise _Bad(f"OBJ at byte {pos} has no class")
+            self.s.calls += isinstance(items[0], (_Global, _Obj))
             self.stack.append(_Obj(items[0], _small(tuple, items[1:])))
         elif name == "BUILD":
             state = self.pop(name)
@@ -575,7 +580,7 @@ def _walk(reader: _Reader, found: dict, depth: int = 0, *, need_proto: bool = Fa
         if need_proto and not machine.started:
             raise _NotStarted from None
         pos = _tell(reader)
-        s.eof = _at_end(reader)
+        s.eof = not str(exc).endswith(" unknown") and _at_end(reader)  # genops: "opcode b'\\xff' unknown"
         s.error = f"ends at byte {pos} before its STOP opcode" if s.eof else (
             f"breaks at byte {pos}: {type(exc).__name__}: {exc}"
         )
@@ -602,14 +607,26 @@ def _at_end(reader: _Reader) -> bool:
 # ---- streams, containers, files ------------------------------------------------------------
 
 
+def _ran_a_call(st: _Stream, found: dict) -> bool:
+    """A stream with neither PROTO nor STOP that still got as far as calling something it
+    imported under a real dotted name: pickle.load runs that call before it fails."""
+    return bool(st.calls) and any(_dotted(q) for q in found)
+
+
+def _dotted(q: str) -> bool:
+    module, _, name = q.partition(" ")
+    return all(part.isidentifier() for part in module.split(".") + name.split("."))
+
+
 def _streams(reader: _Reader, scan: PickleScan, where: str, expected: bool, depth: int) -> None:
     """Back-to-back pickle streams from the reader's position (``pickle.load`` called until
     the data ends; legacy torch.save writes five before its raw storage bytes). The first
     stream counts even when it breaks off if the name or the container promises a pickle
     (the unpickler runs each opcode as it reads it, so a truncated malicious stream still
-    executes), or when it starts with PROTO and imports something; a later one only when it
-    starts with PROTO and gets as far as an import. Otherwise only complete streams count, so
-    binary data is not mistaken for a pickle."""
+    executes), when it starts with PROTO and imports something, or when it reached a call on
+    an import (:func:`_ran_a_call`); a later one only when it starts with PROTO and gets as far
+    as an import. Otherwise only complete streams count, so binary data is not mistaken for a
+    pickle."""
     legacy = None  # streams left of a legacy torch checkpoint
     while legacy != 0:
         first = scan.streams == 0
@@ -620,10 +637,11 @@ def _streams(reader: _Reader, scan: PickleScan, where: str, expected: bool, dept
         except _NotStarted:
             return  # raw data follows the pickles
         trusted = st.complete or bool(found and (st.protocol is not None or expected)) or (first and expected)
+        trusted = trusted or _ran_a_call(st, found)
         if st.limit and (found or (first and (st.protocol is not None or expected))):
             trusted = True
-        if not trusted:
-            return
+        if not trusted or (st.protocol is None and not expected and not found):
+            return  # (the latter: "Git v2.31.7 ..." is a float and a STOP; it can run nothing)
         for q in found:
             if q not in scan.imports:
                 scan.imports.append(q)
@@ -657,7 +675,8 @@ def sniff(head: bytes, *, more: bool = False, text: bool = True) -> str | None:
     """What the first bytes of a file say it is: "pickle", a compressor ("gzip", "bz2", "xz",
     "lzma", "zlib"), "zip", "npy", an unread format ("lz4", "joblib-zf"), or None. A protocol
     0/1 pickle has no magic: with ``text`` the head is walked as opcodes and counts when it
-    reaches a clean STOP, or is still a valid prefix where it ends and ``more`` follows."""
+    reaches a clean STOP, is still a valid prefix where it ends and ``more`` follows, or breaks
+    only after calling something it imported."""
     if len(head) >= 2 and head[0] == 0x80 and head[1] <= 5:
         return "pickle"
     for magic, kind in _MAGIC:
@@ -668,8 +687,9 @@ def sniff(head: bytes, *, more: bool = False, text: bool = True) -> str | None:
     if text and head[:1] in _STARTERS:
         reader = _Reader(io.BytesIO(head), _Budget(), size=len(head))
         reader.start_stream()
-        st = _walk(reader, {})
-        if (st.complete and st.clean) or (st.eof and more):
+        found: dict = {}
+        st = _walk(reader, found)
+        if (st.complete and st.clean) or (st.eof and more) or _ran_a_call(st, found):
             return "pickle"
     return None
 
