@@ -139,6 +139,52 @@ def test_object_arrays_in_npy_and_npz_are_read_in_every_protocol(tmp_path, monke
     assert not (tmp_path / "pwned").exists()
 
 
+def _npy_with_header(header: str, array) -> bytes:
+    raw = header.encode("latin-1")
+    raw += b" " * (117 - len(raw)) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(raw).to_bytes(2, "little") + raw + pickle.dumps(array, protocol=2)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "{'descr': 'object', 'fortran_order': False, 'shape': (1,), }",
+        "{'descr': 'O8', 'fortran_order': False, 'shape': (1,), }",
+        "{'descr': [('a', 'object')], 'fortran_order': False, 'shape': (1,), }",
+        "{'descr': '|O', 'fortran_order': False, 'shape': (1L,), }",  # written by Python 2
+    ],
+    ids=["object", "O8", "structured", "python2 long"],
+)
+def test_npy_headers_are_read_the_way_np_load_reads_them(tmp_path, monkeypatch, header):
+    # each of these is unpickled by np.load(allow_pickle=True)
+    array = np.array([Evil("pwned")], dtype=object)
+    if "[(" in header:
+        array = np.zeros(1, dtype=[("a", "O")])
+        array["a"][0] = Evil("pwned")
+    (tmp_path / "x.npy").write_bytes(_npy_with_header(header, array))
+    monkeypatch.chdir(tmp_path)
+    result = pickles.scan_file(str(tmp_path / "x.npy"))
+    assert [f"{m}.{n}" for m, n in result.unsafe()] == [SYSTEM]
+    assert result.found_in == ["npy object array > pickle protocol 2"]
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_zip_member_zipfile_refuses_is_not_checked(tmp_path):
+    # the local header names another file than the directory: zipfile refuses to open the
+    # member, a laxer zip reader (torch's) may not
+    data = zip_bytes({"ckpt/data.pkl": evil(2)}, zipfile.ZIP_STORED).replace(
+        b"ckpt/data.pkl", b"ckpt/data.pkx", 1
+    )
+    (tmp_path / "ckpt.pt").write_bytes(data)
+    result = pickles.scan_file(str(tmp_path / "ckpt.pt"))
+    assert result.limit == (
+        "ckpt/data.pkl: not read (BadZipFile: "
+        "File name in directory 'ckpt/data.pkl' and header b'ckpt/data.pkx' differ.)"
+    )
+    (finding,) = [c for c in scan(str(tmp_path)).checks if c.id == "HYG006"]
+    assert finding.verdict == "blocked"
+
+
 @pytest.fixture
 def hostile_repo(tmp_path):
     """A git repository with hostile pickles under names that do not say pickle, and benign
