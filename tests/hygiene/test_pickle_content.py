@@ -381,6 +381,12 @@ def test_stack_and_memo_limits_fail_closed(monkeypatch):
     assert (result.unresolved, result.imports, result.streams) == (1, [], 1)
 
 
+def test_opcodes_per_file_are_bounded(monkeypatch):
+    monkeypatch.setattr(pickles, "MAX_OPCODES", 1000)
+    busy = b"\x80\x04" + b"N0" * 1000 + b"N."  # NONE, POP: a flat stack, one opcode per byte
+    assert pickles.scan_bytes(busy).limit == "pickle protocol 4: more than 1000 opcodes in one file"
+
+
 def test_unread_formats_are_named_when_the_name_promises_a_pickle(tmp_path):
     (tmp_path / "clf.joblib").write_bytes(b"\x04\x22\x4d\x18" + b"\0" * 32)
     assert pickles.scan_file(str(tmp_path / "clf.joblib"), pickle_expected=True).limit == (

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 MAX_STREAM_BYTES = 64 * 1024 * 1024
 # Read or decompressed from one file in all, every stream, member and layer together.
 MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_OPCODES = 1 << 24  # opcodes walked in one file (about 1 µs each): bounds the time a file takes
 MAX_MEMBERS = 100_000  # archive members looked at in one file (a zip's directory is refused beyond)
 MAX_DEPTH = 4  # containers inside containers: zip > gzip > npy > pickle
 MAX_STACK = 1 << 20  # values on the simulated unpickler stack, all MARK levels together
@@ -157,6 +158,7 @@ class _Budget:
     def __init__(self) -> None:
         self.left = MAX_FILE_BYTES
         self.members = MAX_MEMBERS
+        self.opcodes = MAX_OPCODES
 
 
 class _Reader:
@@ -318,10 +320,14 @@ class _Machine:
 
     def run(self, need_proto: bool) -> None:
         self.started = False
+        budget = self.reader.budget
         while True:
             wrapper = None
             for op, arg, pos in pickletools.genops(self.reader):
                 name = op.name
+                budget.opcodes -= 1
+                if budget.opcodes < 0:
+                    raise _Limit(f"more than {MAX_OPCODES} opcodes in one file")
                 if not self.started:
                     if name != "PROTO" and need_proto:
                         raise _NotStarted
