@@ -387,6 +387,19 @@ def test_opcodes_per_file_are_bounded(monkeypatch):
     assert pickles.scan_bytes(busy).limit == "pickle protocol 4: more than 1000 opcodes in one file"
 
 
+def test_a_scan_stops_reading_pickles_when_its_budget_is_spent(tmp_path, monkeypatch):
+    monkeypatch.setattr(pickles, "MAX_RUN_OPCODES", 3000)
+    for name in ("a.pkl", "b.pkl", "c.pkl", "d.pkl"):
+        (tmp_path / name).write_bytes(b"\x80\x04" + b"N0" * 600 + b"N.")  # 1203 opcodes each
+    findings = {
+        c.evidence["file"]: c.evidence["limit"] for c in scan(str(tmp_path)).checks if c.id == "HYG006"
+    }
+    assert findings == {  # a and b are read whole, c is cut, d is not started; c and d block
+        "c.pkl": "pickle protocol 4: this scan's budget for pickles (3000 opcodes) is spent",
+        "d.pkl": "not read: this scan's budget for pickles (3000 opcodes) is spent",
+    }
+
+
 def test_unread_formats_are_named_when_the_name_promises_a_pickle(tmp_path):
     (tmp_path / "clf.joblib").write_bytes(b"\x04\x22\x4d\x18" + b"\0" * 32)
     assert pickles.scan_file(str(tmp_path / "clf.joblib"), pickle_expected=True).limit == (

@@ -35,6 +35,8 @@ MAX_STREAM_BYTES = 64 * 1024 * 1024
 # Read or decompressed from one file in all, every stream, member and layer together.
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_OPCODES = 1 << 24  # opcodes walked in one file (about 1 µs each): bounds the time a file takes
+MAX_RUN_BYTES = 4 << 30  # read and decompressed for pickles in one whole scan (RunBudget)
+MAX_RUN_OPCODES = 1 << 27  # opcodes walked in one whole scan: about two minutes at most
 MAX_MEMBERS = 100_000  # archive members looked at in one file (a zip's directory is refused beyond)
 MAX_DEPTH = 4  # containers inside containers: zip > gzip > npy > pickle
 MAX_STACK = 1 << 20  # values on the simulated unpickler stack, all MARK levels together
@@ -154,11 +156,27 @@ class PickleScan:
 # ---- the budget every read is charged to -------------------------------------------------
 
 
-class _Budget:
+class RunBudget:
+    """What one whole scan may spend on pickles, over all its files; a file met after it is
+    spent is reported as not checked."""
+
     def __init__(self) -> None:
-        self.left = MAX_FILE_BYTES
+        self.left = MAX_RUN_BYTES
+        self.opcodes = MAX_RUN_OPCODES
+
+    def spent(self) -> bool:
+        return self.left <= 0 or self.opcodes <= 0
+
+
+class _Budget:
+    def __init__(self, run: RunBudget | None = None) -> None:
+        self.left = MAX_FILE_BYTES if run is None else min(MAX_FILE_BYTES, run.left)
         self.members = MAX_MEMBERS
-        self.opcodes = MAX_OPCODES
+        self.opcodes = MAX_OPCODES if run is None else min(MAX_OPCODES, run.opcodes)
+        self.opcodes_spent = (
+            f"more than {MAX_OPCODES} opcodes in one file" if self.opcodes == MAX_OPCODES
+            else f"this scan's budget for pickles ({MAX_RUN_OPCODES} opcodes) is spent"
+        )
 
 
 class _Reader:
@@ -327,7 +345,7 @@ class _Machine:
                 name = op.name
                 budget.opcodes -= 1
                 if budget.opcodes < 0:
-                    raise _Limit(f"more than {MAX_OPCODES} opcodes in one file")
+                    raise _Limit(budget.opcodes_spent)
                 if not self.started:
                     if name != "PROTO" and need_proto:
                         raise _NotStarted
@@ -701,8 +719,8 @@ def sniff(head: bytes, *, more: bool = False, text: bool = True) -> str | None:
 
 
 class _Context:
-    def __init__(self, scan: PickleScan):
-        self.scan, self.budget = scan, _Budget()
+    def __init__(self, scan: PickleScan, run: RunBudget | None = None):
+        self.scan, self.budget = scan, _Budget(run)
 
 
 def _scan_source(f, size, ctx: _Context, where: str, expected: bool, depth: int, *,
@@ -930,16 +948,26 @@ def scan_bytes(data: bytes, *, pickle_expected: bool = False, truncated: bool = 
     return scan
 
 
-def scan_file(path: str, *, pickle_expected: bool = False) -> PickleScan:
+def scan_file(path: str, *, pickle_expected: bool = False, run: RunBudget | None = None) -> PickleScan:
     """A file, whatever its name: a pickle, a compressed pickle, a zip archive of pickles or
-    .npy files, an object-array .npy — or none of these (an empty scan)."""
+    .npy files, an object-array .npy — or none of these (an empty scan). ``run``: the budget
+    of the whole scan this file is part of, charged with what reading it costs."""
     scan = PickleScan()
+    if run is not None and run.spent():
+        what = f"{MAX_RUN_BYTES >> 30} GiB" if run.left <= 0 else f"{MAX_RUN_OPCODES} opcodes"
+        scan._stop("limit", f"not read: this scan's budget for pickles ({what}) is spent")
+        return scan
+    ctx = _Context(scan, run)
+    left, opcodes = ctx.budget.left, ctx.budget.opcodes
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            _scan_source(fh, size, _Context(scan), "", pickle_expected, 0)
+            _scan_source(fh, size, ctx, "", pickle_expected, 0)
     except OSError as exc:
         scan._stop("error", f"unreadable: {exc}")
     except (MemoryError, RecursionError) as exc:  # a hostile file must not end the whole scan
         scan._stop("limit", f"{type(exc).__name__} while reading it")
+    if run is not None:
+        run.left -= left - ctx.budget.left
+        run.opcodes -= opcodes - max(0, ctx.budget.opcodes)
     return scan

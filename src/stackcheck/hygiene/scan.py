@@ -69,6 +69,7 @@ class _Scan:
         self.big_weights: list[tuple[str, int]] = []
         self.truncated = 0
         self.pickle_files = 0
+        self.pickle_budget = pickles.RunBudget()
 
     def add(self, result: CheckResult, path: str, *, is_dir: bool = False) -> None:
         if is_ignored(self.ignore, result.id, path, is_dir=is_dir):
@@ -118,7 +119,7 @@ class _Scan:
         self.text(rel, full, ext, st.st_size, head)
 
     def pickle(self, rel: str, full: str, ext: str) -> None:
-        scan = pickles.scan_file(full, pickle_expected=pickles.expected_by_name(rel))
+        scan = pickles.scan_file(full, pickle_expected=pickles.expected_by_name(rel), run=self.pickle_budget)
         self.pickle_files += bool(scan.found_in)
         unsafe = scan.unsafe()
         if not unsafe and not scan.unresolved:
