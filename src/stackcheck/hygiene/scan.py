@@ -113,12 +113,12 @@ class _Scan:
         except OSError:
             return
         if ext in PICKLE_EXTENSIONS or pickles.sniff(head, more=st.st_size > len(head)):
-            self.pickle(rel, full, ext)
+            self.pickle(rel, full)
         if ext in PICKLE_EXTENSIONS or ext in WEIGHT_EXTENSIONS:
             return
         self.text(rel, full, ext, st.st_size, head)
 
-    def pickle(self, rel: str, full: str, ext: str) -> None:
+    def pickle(self, rel: str, full: str) -> None:
         scan = pickles.scan_file(full, pickle_expected=pickles.expected_by_name(rel), run=self.pickle_budget)
         self.pickle_files += bool(scan.found_in)
         unsafe = scan.unsafe()
