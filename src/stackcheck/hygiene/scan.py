@@ -1,6 +1,7 @@
 """One pass over a repository's files: each file is classified by its path, then read at
-most once and only as far as needed (the first block decides text or binary; text is read
-up to a bound; checkpoints are read as pickle opcodes)."""
+most once and only as far as needed (the first block decides text or binary, and whether it
+is a pickle or a container of one, whatever its name; text is read up to a bound; pickles are
+read as opcodes)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ DEFAULT_MAX_WEIGHT_SIZE = 10 * 1024 * 1024
 MAX_TEXT_BYTES = 4 * 1024 * 1024  # text read per file; secrets past this are not seen
 
 WEIGHT_EXTENSIONS = {"safetensors", "bin", "pt", "pth", "ckpt", "gguf", "onnx", "h5", "msgpack"}
-PICKLE_EXTENSIONS = {"pt", "pth", "bin", "ckpt", "pkl", "pickle"}
+# Always read as (possible) pickles and never as text; any other file is a pickle when its
+# first bytes say so (pickles.sniff).
+PICKLE_EXTENSIONS = {"pt", "pth", "bin", "ckpt", "pkl", "pickle", "joblib", "sav", "npy", "npz"}
 _HF_CACHE_DIR = re.compile(r"^(?:models|datasets|spaces)--[^/]+$")
 _CACHE_DIRS = {"__pycache__", "torch_extensions", ".triton", "triton_cache"}
 _BUILT_FILE = re.compile(r"\.(?:pyc|pyo|o|obj|pyd|dylib|so(?:\.\d+)*)$")
@@ -65,6 +68,8 @@ class _Scan:
         self.dirs_reported: set[str] = set()
         self.big_weights: list[tuple[str, int]] = []
         self.truncated = 0
+        self.pickle_files = 0
+        self.pickle_budget = pickles.RunBudget()
 
     def add(self, result: CheckResult, path: str, *, is_dir: bool = False) -> None:
         if is_ignored(self.ignore, result.id, path, is_dir=is_dir):
@@ -104,22 +109,32 @@ class _Scan:
             self.add(finding("HYG004", rel, f"built file {rel} ({human_size(st.st_size)})", self.git_rm(rel, "*" + built.group(0))), rel)
         if ext in WEIGHT_EXTENSIONS and st.st_size > self.max_weight and not (cached and cached[0] == "HYG003"):
             self.big_weights.append((rel, st.st_size))
-        if ext in PICKLE_EXTENSIONS:
-            self.pickle(rel, full, ext)
+        try:
+            with open(full, "rb") as fh:
+                head = fh.read(TEXT_SNIFF)
+        except OSError:
             return
-        if ext in WEIGHT_EXTENSIONS:
+        if ext in PICKLE_EXTENSIONS or pickles.sniff(head, more=st.st_size > len(head)):
+            self.pickle(rel, full)
+        if ext in PICKLE_EXTENSIONS or ext in WEIGHT_EXTENSIONS:
             return
-        self.text(rel, full, ext, st.st_size)
+        self.text(rel, full, ext, st.st_size, head)
 
-    def pickle(self, rel: str, full: str, ext: str) -> None:
-        scan = pickles.scan_file(full, pickle_expected=ext in ("pkl", "pickle"))
+    def pickle(self, rel: str, full: str) -> None:
+        scan = pickles.scan_file(full, pickle_expected=pickles.expected_by_name(rel), run=self.pickle_budget)
+        self.pickle_files += bool(scan.found_in)
         unsafe = scan.unsafe()
         if not unsafe and not scan.unresolved:
+            if scan.limit or scan.error:
+                self.unread_pickle(rel, scan)
             return
         shown = [f"{m}.{n}" + (" (runs code)" if pickles.is_dangerous(m, n) else "") for m, n in unsafe]
         if scan.unresolved:
             shown.append(f"{scan.unresolved} import(s) computed at load time")
         observed = "unpickling imports " + ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
+        inside = [f for f in scan.found_in if " > " in f]
+        observed += f" (in {', '.join(inside)})" if inside else ""
+        observed += "".join(f"; {note}" for note in _pickle_notes(scan))
         fix = (
             f"do not load it: take it out with {code(self.remove(rel))} and find out where it came from"
             if any(pickles.is_dangerous(m, n) for m, n in unsafe)
@@ -127,17 +142,38 @@ class _Scan:
             f"or accept it with the line HYG006:{rel} in {IGNORE_FILE}"
         )
         evidence = {"imports": " ".join(f"{m}.{n}" for m, n in unsafe), "streams": str(scan.streams)}
+        evidence.update(_pickle_evidence(scan))
         self.add(finding("HYG006", rel, observed, fix, evidence=evidence), rel)
 
-    def text(self, rel: str, full: str, ext: str, size: int) -> None:
-        try:
-            with open(full, "rb") as fh:
-                head = fh.read(TEXT_SNIFF)
-                if is_binary(head):
-                    return
-                data = head + fh.read(MAX_TEXT_BYTES - len(head))
-        except OSError:
+    def unread_pickle(self, rel: str, scan: pickles.PickleScan) -> None:
+        """A pickle with nothing unsafe in what was read, but not read to its end: past a scan
+        limit (blocked: what loading it runs there is unknown), or broken off / corrupt
+        (warning: the unpickler stops at the same byte, after what was checked)."""
+        observed = "; ".join(_pickle_notes(scan))
+        if scan.limit:
+            fix = (
+                "do not load it until it is checked; re-save the data in a format that runs no code on load "
+                "(safetensors, np.save without objects), "
+                f"or accept it with the line HYG006:{rel} in {IGNORE_FILE}"
+            )
+            self.add(finding("HYG006", rel, observed, fix, evidence=_pickle_evidence(scan)), rel)
             return
+        fix = "loading it fails where it breaks; replace it with a complete copy from its source, "
+        fix += f"or {self.remove(rel)}"
+        evidence = _pickle_evidence(scan)
+        self.add(finding("HYG006", rel, observed, fix, verdict="warning", evidence=evidence), rel)
+
+    def text(self, rel: str, full: str, ext: str, size: int, head: bytes) -> None:
+        if is_binary(head):
+            return
+        data = head
+        if len(head) == TEXT_SNIFF:
+            try:
+                with open(full, "rb") as fh:
+                    fh.seek(len(head))
+                    data = head + fh.read(MAX_TEXT_BYTES - len(head))
+            except OSError:
+                return
         if size > MAX_TEXT_BYTES:
             self.truncated += 1
         text = data.decode("utf-8", errors="replace")
@@ -195,6 +231,16 @@ class _Scan:
             self.add(finding("HYG002", rel, observed, fix, evidence={"bytes": str(size)}), rel)
 
 
+def _pickle_notes(scan: pickles.PickleScan) -> list[str]:
+    notes = [f"not checked past a scan limit ({scan.limit})"] if scan.limit else []
+    return notes + ([f"unreadable pickle ({scan.error})"] if scan.error else [])
+
+
+def _pickle_evidence(scan: pickles.PickleScan) -> dict[str, str]:
+    ev = {"found_in": ", ".join(scan.found_in), "limit": scan.limit or "", "error": scan.error or ""}
+    return {k: v for k, v in ev.items() if v}
+
+
 def _lfs_tracked(fs: FileSet, paths: list[str]) -> set[str]:
     """Files that git stores as LFS pointers (filter=lfs), which are not bloat."""
     if fs.mode != "git":
@@ -234,4 +280,5 @@ def scan(path: str = ".", *, max_weight_size: int = DEFAULT_MAX_WEIGHT_SIZE, ign
         environment["ignore_file"] = ignore_path
     if run.truncated:
         environment["text_truncated_files"] = str(run.truncated)
+    environment["pickle_files"] = str(run.pickle_files)
     return Report(kind="hygiene", verdict=worst(c.verdict for c in checks), checks=checks, environment=environment)
