@@ -275,7 +275,7 @@ def test_hostile_pickles_are_flagged_whatever_their_name(hostile_repo, monkeypat
     )
     assert checks["models/trunc.pkl"].fix == (
         "loading it fails where it breaks; replace it with a complete copy from its source, "
-        "or git rm -r --cached models/trunc.pkl"
+        "or git rm -r --cached -- models/trunc.pkl"
     )
     assert not (hostile_repo / "pwned").exists()
 
@@ -302,7 +302,9 @@ def test_cli_text_and_json(hostile_repo, cli):
         "streams": "1",
         "found_in": "pickle protocol 5",
     }
-    assert latest["fix"] == "do not load it; git rm -r --cached models/latest and find out where it came from"
+    assert latest["fix"] == (
+        "do not load it: take it out with `git rm -r --cached -- models/latest` and find out where it came from"
+    )
     assert not (hostile_repo / "pwned").exists()
 
 
