@@ -22,8 +22,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import Specifier, SpecifierSet
-from packaging.version import Version
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 if TYPE_CHECKING:
     from packaging.ranges import VersionRange
@@ -31,10 +31,58 @@ if TYPE_CHECKING:
 # describe(): lower bounds first, then upper bounds, then exclusions
 _OPERATOR_ORDER = {"===": 0, "==": 1, "~=": 2, ">=": 3, ">": 4, "<=": 5, "<": 6, "!=": 7}
 
+# Longer texts are not versions: no real release needs more, and a 4,300-digit release segment
+# would hit Python's int-conversion limit (ValueError) inside packaging.
+MAX_VERSION_CHARS = 256
+
+
+def parse_version(text: object) -> Version | None:
+    """A PEP 440 version, or ``None`` for anything else (not a string, empty, invalid, longer
+    than :data:`MAX_VERSION_CHARS`). Never raises, whatever an installed distribution says."""
+    if not isinstance(text, str) or not text or len(text) > MAX_VERSION_CHARS:
+        return None
+    return _parse_version(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except ValueError:  # InvalidVersion, and int() limits on a release segment
+        return None
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """``text`` as a message shows it: unchanged up to ``limit`` characters, else its start
+    and end around an ellipsis."""
+    return text if len(text) <= limit else f"{text[: limit - 12]}…{text[-8:]}"
+
+
+def unparsable_version(text: str) -> str:
+    """A text :func:`parse_version` refused, as messages show it: cut to a readable length,
+    with why (``'1111…1111' (not a PEP 440 version, 4400 characters)``)."""
+    size = f", {len(text)} characters" if len(text) > MAX_VERSION_CHARS else ""
+    return f"{clip(text, 40)!r} (not a PEP 440 version{size})"
+
+
+def major_minor(text: str | None) -> tuple[int, int] | None:
+    """``(3, 12)`` from ``"3.12.3"`` (or ``"3.13.0a1+"``): ``None`` unless the first two parts
+    are short runs of ASCII digits (``"3.¹²"`` and a 4,400-digit part included)."""
+    parts = (text or "").split(".")
+    if len(parts) < 2 or not all(p.isascii() and p.isdigit() and len(p) <= 6 for p in parts[:2]):
+        return None
+    return int(parts[0]), int(parts[1])
+
 
 def parse(spec: str | SpecifierSet) -> SpecifierSet:
-    """A SpecifierSet (``InvalidSpecifier`` for bad syntax; ``""`` is "any version")."""
-    return spec if isinstance(spec, SpecifierSet) else SpecifierSet(spec)
+    """A SpecifierSet (``InvalidSpecifier`` for bad syntax or a version longer than
+    :data:`MAX_VERSION_CHARS`; ``""`` is "any version")."""
+    spec = spec if isinstance(spec, SpecifierSet) else SpecifierSet(spec)
+    for one in spec:
+        if len(one.version) > MAX_VERSION_CHARS:
+            size = len(one.version)
+            raise InvalidSpecifier(f"{one.operator} a version of {size} characters (at most {MAX_VERSION_CHARS})")
+    return spec
 
 
 @lru_cache(maxsize=4096)
@@ -50,7 +98,10 @@ def to_range(spec: str | SpecifierSet, *, prereleases: bool = True) -> VersionRa
 def contains(spec: str | SpecifierSet, version: str | Version) -> bool:
     """Does ``version`` satisfy ``spec``? Pre-releases and local versions count like any other."""
     if not isinstance(version, Version):
-        version = Version(version)
+        parsed = parse_version(version)
+        if parsed is None:
+            raise InvalidVersion(unparsable_version(str(version)))
+        version = parsed
     return to_range(spec).contains(version, prereleases=True)
 
 

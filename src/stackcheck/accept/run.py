@@ -27,8 +27,8 @@ from stackcheck.accept.steps import (
 )
 from stackcheck.errors import InputError
 from stackcheck.fileio import atomic_write
-from stackcheck.models.finding import CheckResult, Report, worst
 from stackcheck.shellcmd import command
+from stackcheck.models.finding import CheckResult, Report, internal_error, worst
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
 
@@ -103,10 +103,10 @@ def accept(
         ):
             child_run = futures[check_id].result()
             logs[log_name] = child_run.log
-            results[check_id] = judge_fn(child_run, needs)
+            results[check_id] = _guarded(check_id, judge_fn, child_run, needs)
             results[check_id].evidence.setdefault("seconds", f"{child_run.seconds:.1f}")
-        results["ACC004"] = futures["ACC004"].result()
-        results["ACC006"] = futures["ACC006"].result()
+        results["ACC004"] = _guarded("ACC004", futures["ACC004"].result)
+        results["ACC006"] = _guarded("ACC006", futures["ACC006"].result)
 
     for name, text in logs.items():
         atomic_write(out / "logs" / f"{name}.log", text)
@@ -137,6 +137,16 @@ def accept(
     return Acceptance(report, out)
 
 
+def _guarded(check_id: str, fn, *args) -> CheckResult:
+    """``fn(*args)``, or an ``error`` result naming the exception: a bug in judging one step
+    fails the acceptance closed and still leaves the report of the others."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 — reported as the step's verdict
+        reason = internal_error(exc, f"step {check_id}")
+        return CheckResult(id=check_id, title=TITLES[check_id], verdict="error", reason=reason)
+
+
 def _workers() -> int:
     """Steps run side by side only where cores allow: each torch child may use several
     threads, and an oversubscribed 2-core machine ran them slower together than in turn."""
@@ -156,9 +166,9 @@ def _prepare(out: Path) -> None:
 
 def _summary_line(report: Report, limit: int = 3) -> tuple[str, str | None]:
     """"2 blocked, 1 warning: HYG001 a.py line 3; …" and the first fix, for a nested report."""
-    bad = [c for c in report.checks if c.verdict in ("blocked", "warning")]
-    bad.sort(key=lambda c: c.verdict != "blocked")
-    counts = {v: sum(c.verdict == v for c in report.checks) for v in ("blocked", "warning", "ok")}
+    rank = {"error": 0, "blocked": 1, "warning": 2}
+    bad = sorted((c for c in report.checks if c.verdict in rank), key=lambda c: rank[c.verdict])
+    counts = {v: sum(c.verdict == v for c in report.checks) for v in ("error", "blocked", "warning", "ok")}
     head = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     listed = "; ".join(f"{c.id} {c.subject or c.title}" for c in bad[:limit]) + (f"; and {len(bad) - limit} more" if len(bad) > limit else "")
     return (f"{head}: {listed}" if listed else head), (bad[0].fix if bad else None)

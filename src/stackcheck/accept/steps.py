@@ -20,8 +20,8 @@ from packaging.utils import canonicalize_name
 
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.profile import Profile
-from stackcheck.probe.proc import run
 from stackcheck.shellcmd import command, join, with_note
+from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 
 # The tiny model every torch step builds: one transformer encoder block + a linear head.
 MODEL_CONFIG = {"d_model": 32, "n_heads": 4, "d_ff": 64, "seq": 8, "batch": 16, "d_out": 4, "seed": 0, "steps": 8, "lr": 0.05, "gpu_n": 1024}
@@ -53,7 +53,8 @@ class ChildRun:
 
 def run_child(python: str, script: str, args: list[str], *, timeout: float, workdir: str) -> ChildRun:
     start = time.monotonic()
-    done = run([python, "-c", _source(script), *args], timeout=timeout, cwd=workdir)
+    done = run([python, "-c", _source(script), *args], timeout=timeout, cwd=workdir,
+               max_output=LARGE_OUTPUT_BYTES)
     seconds = time.monotonic() - start
     log = f"$ {shlex.quote(python)} -c <{script}> {join(args)}\n--- stdout\n{done.stdout}"
     log += f"--- stderr\n{done.stderr}"

@@ -24,16 +24,20 @@ import msgspec
 
 from stackcheck.errors import InputError
 from stackcheck.models.profile import DocsLinks, Forbidden, GpuRequirement, PlatformConstraint, Profile
-from stackcheck.versions import simplify
+from stackcheck.versions import clip, parse, parse_version, simplify
 
 _DEFAULTS = Profile(id="")
 _SCALARS = ("title", "category", "purpose", "evidence_scope")
+# Profiles on one path of ``extends`` at most (the built-in catalog needs 4): a deeper chain is
+# a generated or broken registry, and refusing it keeps resolving bounded.
+MAX_EXTENDS_DEPTH = 32
 
 
 class ProfileError(InputError):
     """A problem located in one field of one profile: ``file: profile.field: message``."""
 
     cycle: list[str] = []
+    too_deep: bool = False  # the extends chain has more than MAX_EXTENDS_DEPTH profiles
 
     def __init__(self, profile: str, field: str, message: str, file: str = ""):
         self.profile, self.field, self.message, self.file = profile, field, message, file
@@ -49,13 +53,20 @@ class ProfileError(InputError):
 
 def ancestry(profile_id: str, lookup: Callable[[str], Profile | None]) -> list[str]:
     """The resolution order root → leaf (each ancestor once); raises on unknown or cyclic
-    parents (a cycle error carries ``cycle``, the profile IDs on it)."""
+    parents (a cycle error carries ``cycle``, the profile IDs on it) and on a chain of more
+    than :data:`MAX_EXTENDS_DEPTH` profiles (``too_deep``)."""
     order: list[str] = []
     done: set[str] = set()
 
     def visit(pid: str, path: list[str]) -> None:
         if pid in done:
             return
+        if len(path) >= MAX_EXTENDS_DEPTH:
+            shown = " -> ".join([*path[:3], "…", pid]) if len(path) > 4 else " -> ".join([*path, pid])
+            message = f"extends chain longer than {MAX_EXTENDS_DEPTH} profiles ({shown})"
+            error = ProfileError(profile_id, "extends", message)
+            error.too_deep = True
+            raise error
         for parent in lookup(pid).extends:
             if parent in path or parent == pid:
                 cycle = [*path[path.index(parent) :], pid] if parent in path else [pid]
@@ -91,11 +102,14 @@ def merge(base: Profile, layer: Profile) -> Profile:
     try:
         changes["python"] = _intersect_optional(base.python, layer.python)
     except InvalidSpecifier:
-        raise ProfileError(layer.id, "python", f"invalid PEP 440 specifier {layer.python!r}") from None
+        shown = clip(layer.python or "")
+        raise ProfileError(layer.id, "python", f"invalid PEP 440 specifier {shown!r}") from None
     changes["requirements"] = merge_requirements(base.requirements, layer.requirements, layer.id, "requirements")
     changes["constraints"] = merge_requirements(base.constraints, layer.constraints, layer.id, "constraints")
     changes["required_modules"] = _union(base.required_modules, layer.required_modules)
     changes["notes"] = _union(base.notes, layer.notes)
+    for i, f in enumerate(layer.forbidden):  # a guard that cannot be evaluated is refused here
+        parse_requirement(f.requirement, layer.id, f"forbidden[{i}].requirement")
     changes["forbidden"] = _merge_forbidden(base.forbidden, layer.forbidden)
     changes["gpu"] = _merge_gpu(base.gpu, layer.gpu, layer.id)
     changes["platform"] = _merge_platform(base.platform, layer.platform)
@@ -112,12 +126,16 @@ def requirement_key(req) -> tuple[str, str]:
 
 def parse_requirement(text: str, profile: str, field: str):
     from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier
 
     try:
-        return Requirement(text)
-    except InvalidRequirement as exc:
+        req = Requirement(text)
+        parse(req.specifier)  # bounded versions: every later comparison can run
+        return req
+    except (InvalidRequirement, InvalidSpecifier) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else "unparsable"
-        raise ProfileError(profile, field, f"invalid PEP 508 requirement {text!r}: {reason}") from None
+        message = f"invalid PEP 508 requirement {clip(text)!r}: {clip(reason, 120)}"
+        raise ProfileError(profile, field, message) from None
 
 
 def merge_requirements(base: list[str], layer: list[str], profile: str, field: str) -> list[str]:
@@ -136,11 +154,12 @@ def merge_requirements(base: list[str], layer: list[str], profile: str, field: s
 
 
 def _intersect_optional(a: str | None, b: str | None) -> str | None:
-    from packaging.specifiers import SpecifierSet
-
     if a is None or b is None:
-        return b if a is None else a
-    return str(simplify(SpecifierSet(a) & SpecifierSet(b)))
+        value = b if a is None else a
+        if value is not None:
+            parse(value)  # InvalidSpecifier for bad syntax or an oversized version
+        return value
+    return str(simplify(parse(a) & parse(b)))
 
 
 def _union(a: list[str], b: list[str]) -> list[str]:
@@ -155,18 +174,19 @@ def _merge_forbidden(a: list[Forbidden], b: list[Forbidden]) -> list[Forbidden]:
 
 
 def _cc_key(value: str):
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(value)
-    except InvalidVersion:
-        raise ValueError(value) from None
+    version = parse_version(value)
+    if version is None:
+        raise ValueError(clip(value))
+    return version
 
 
 def _merge_gpu(a: GpuRequirement | None, b: GpuRequirement | None, profile: str) -> GpuRequirement | None:
-    if a is None or b is None:
-        return b if a is None else a
     from packaging.specifiers import InvalidSpecifier
+
+    if b is None:
+        return a
+    if a is None:  # the layer's own value: checked here, as every merged one is below
+        a = GpuRequirement()
 
     def pick(x, y, choose):
         return y if x is None else x if y is None else choose(x, y)
@@ -176,7 +196,8 @@ def _merge_gpu(a: GpuRequirement | None, b: GpuRequirement | None, profile: str)
         min_cc = pick(a.min_compute_capability, b.min_compute_capability, lambda x, y: max(x, y, key=_cc_key))
         max_cc = pick(a.max_compute_capability, b.max_compute_capability, lambda x, y: min(x, y, key=_cc_key))
     except InvalidSpecifier:
-        raise ProfileError(profile, "gpu.torch_cuda", f"invalid PEP 440 specifier {b.torch_cuda!r}") from None
+        shown = clip(b.torch_cuda or "")
+        raise ProfileError(profile, "gpu.torch_cuda", f"invalid PEP 440 specifier {shown!r}") from None
     except ValueError as exc:
         raise ProfileError(profile, "gpu", f"compute capability {exc} is not a version like '8.0'") from None
     return GpuRequirement(
@@ -205,7 +226,7 @@ def _merge_platform(a: PlatformConstraint | None, b: PlatformConstraint | None) 
 
 
 def _glibc_key(value: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else -1 for p in value.split("."))
+    return tuple(int(p) if p.isascii() and p.isdigit() and len(p) <= 6 else -1 for p in value.split("."))
 
 
 def _merge_docs(a: DocsLinks, b: DocsLinks) -> DocsLinks:

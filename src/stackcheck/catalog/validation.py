@@ -20,10 +20,11 @@ from stackcheck import identifiers
 from stackcheck.catalog.layering import ProfileError, ancestry, parse_requirement, requirement_key, resolve
 from stackcheck.catalog.registry import Entry, builtin_entries, builtin_files, builtin_label, find_registry
 from stackcheck.models.profile import DocsLinks, EvidenceScope, Forbidden, GpuRequirement, PlatformConstraint, Profile, Registry
+from stackcheck.versions import clip, parse
 
 REGISTRY = "registry"  # the "profile" part of a problem about the file as a whole
-_CC = re.compile(r"\d+\.\d+")
-_GLIBC = re.compile(r"\d+\.\d+")
+_CC = re.compile(r"\d{1,3}\.\d{1,3}")
+_GLIBC = re.compile(r"\d{1,4}\.\d{1,4}")
 _OS = ("linux", "darwin", "windows")
 _ARCH = ("x86_64", "aarch64", "arm64", "amd64")
 _NESTED = {"forbidden": Forbidden, "gpu": GpuRequirement, "platform": PlatformConstraint, "docs": DocsLinks}
@@ -136,7 +137,7 @@ class _Validator:
 
     # ----- pass 2: each profile on its own -----
     def _check_raw(self, entry: Entry) -> None:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.specifiers import InvalidSpecifier
 
         p, file = entry.profile, entry.file
         if p.id in self.broken:
@@ -147,9 +148,9 @@ class _Validator:
         for field, spec in specs:
             if spec is not None:
                 try:
-                    SpecifierSet(spec)
+                    parse(spec)
                 except InvalidSpecifier:
-                    self.add(file, p.id, field, f"invalid PEP 440 specifier {spec!r}")
+                    self.add(file, p.id, field, f"invalid PEP 440 specifier {clip(spec)!r}")
                     self.broken.add(p.id)
         for field, items in (("requirements", p.requirements), ("constraints", p.constraints)):
             for i, text in enumerate(items):
@@ -183,7 +184,8 @@ class _Validator:
         for field in ("min_compute_capability", "max_compute_capability"):
             value = getattr(gpu, field)
             if value is not None and not _CC.fullmatch(value):
-                self.add(file, pid, f"gpu.{field}", f"expected a compute capability like '8.0', got {value!r}")
+                said = f"expected a compute capability like '8.0', got {clip(value)!r}"
+                self.add(file, pid, f"gpu.{field}", said)
         if contradiction := _cc_contradiction(gpu):
             self.add(file, pid, "gpu", contradiction)
 
@@ -193,10 +195,13 @@ class _Validator:
                 if value not in known:
                     self.add(file, pid, f"platform.{field}", f"unknown {field} {value!r}, expected one of {', '.join(known)}")
         if platform.min_glibc is not None and not _GLIBC.fullmatch(platform.min_glibc):
-            self.add(file, pid, "platform.min_glibc", f"expected a glibc version like '2.28', got {platform.min_glibc!r}")
+            said = f"expected a glibc version like '2.28', got {clip(platform.min_glibc)!r}"
+            self.add(file, pid, "platform.min_glibc", said)
 
     def _check_graph(self) -> None:
-        """Cycles in ``extends``, reported on every profile of the cycle."""
+        """Cycles in ``extends``, reported on every profile of the cycle; chains too deep,
+        reported on the first profile of each that is (its children are too, unsaid)."""
+        too_deep: dict[str, ProfileError] = {}
         for pid, entry in self.entries.items():
             if pid in self.broken:
                 continue
@@ -205,7 +210,12 @@ class _Validator:
             except ProfileError as exc:
                 if pid in exc.cycle:
                     self.add(entry.file, pid, exc.field, exc.message)
+                elif exc.too_deep:
+                    too_deep[pid] = exc
                 self.broken.add(pid)
+        for pid, exc in too_deep.items():
+            if not any(parent in too_deep for parent in self.lookup(pid).extends):
+                self.add(self.entries[pid].file, pid, exc.field, exc.message)
 
     # ----- pass 3: resolved profiles -----
     def _check_resolved(self) -> None:

@@ -17,6 +17,7 @@ from stackcheck.deps.index import install_spec, parse_requirement, parse_version
 from stackcheck.deps.wheeltags import Target, wheel_fits
 from stackcheck.models.snapshot import Distribution, normalize_name
 from stackcheck.shellcmd import command, with_note
+from stackcheck.versions import unparsable_version
 
 BOTH = (PREFLIGHT, DOCTOR)
 
@@ -89,6 +90,9 @@ def requires_python(ctx):
     version = ctx.snapshot.python.version
     if not version:
         yield skipped("the snapshot does not record the Python version")
+        return
+    if parse_version(version) is None:
+        yield skipped(f"the snapshot's Python version is unreadable: {unparsable_version(version)}")
         return
     bad = 0
     for dist in _importable(ctx):
@@ -185,7 +189,7 @@ def broken_installs(ctx):
 
 # ----- DEP005: mixed torch / CUDA builds -----
 
-_CU_SUFFIX = re.compile(r"^(?:nvidia-[a-z0-9-]+)-cu(\d+)$")
+_CU_SUFFIX = re.compile(r"^(?:nvidia-[a-z0-9-]+)-cu(\d{1,4})$")
 # unsuffixed CUDA runtime wheels whose version major is the CUDA major
 _CUDA_VERSIONED = {"cuda-toolkit", "cuda-bindings", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-cuda-cupti", "nvidia-cublas"}
 _COMPANIONS = ("torchvision", "torchaudio")
@@ -221,7 +225,7 @@ def torch_cuda_major(ctx) -> int | None:
     snap = ctx.snapshot
     if snap.torch.cuda:
         head = snap.torch.cuda.split(".")[0]
-        return int(head) if head.isdigit() else None
+        return int(head) if head.isascii() and head.isdigit() and len(head) <= 4 else None
     torch = snap.distribution("torch")
     if torch is None:
         return None

@@ -7,10 +7,11 @@ The knowledge-driven checks (driver vs CUDA build, architectures per build) live
 from __future__ import annotations
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
 from stackcheck.shellcmd import code, command
+from stackcheck.versions import parse_version
 
 GIB = 1024**3
 # Reported totals sit a little under the marketed size (an "80GB" H100 reports 79.6 GiB,
@@ -120,10 +121,7 @@ def gpu_memory(ctx):
 
 
 def _cc(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except (InvalidVersion, TypeError):
-        return None
+    return parse_version(text)
 
 
 @check(
@@ -216,7 +214,7 @@ def torch_cuda_build(ctx):
     except InvalidSpecifier:
         yield skipped(f"invalid gpu.torch_cuda {need.torch_cuda!r} in the profile")
         return
-    if t.cuda and spec.contains(t.cuda, prereleases=True):
+    if t.cuda and (built := parse_version(t.cuda)) is not None and spec.contains(built, prereleases=True):
         yield ok(observed=f"torch {t.version} built with CUDA {t.cuda}", expected=f"CUDA {need.torch_cuda}")
         return
     fix = _fix_for_cuda_spec(ctx, t.version, spec, need.torch_cuda)
@@ -287,10 +285,10 @@ def _profile_torch_requirement(ctx) -> str | None:
 
 
 def _driver_runs(driver_cuda: str, build: str) -> bool:
-    try:
-        return not driver_cuda or Version(build) <= Version(driver_cuda)
-    except InvalidVersion:
+    if not driver_cuda:
         return True
+    b, d = parse_version(build), parse_version(driver_cuda)
+    return b is None or d is None or b <= d
 
 
 def _builds_for_driver(ctx, torch_version: str, driver_cuda: str) -> list[str]:

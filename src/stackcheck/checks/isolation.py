@@ -15,9 +15,10 @@ from stackcheck.checks.deps import no_package_metadata
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
 from stackcheck.models.snapshot import Distribution, normalize_name
 from stackcheck.shellcmd import chain, code, command, with_note
+from stackcheck.versions import major_minor
 
 BOTH = (PREFLIGHT, DOCTOR)
-_PY_DIR = re.compile(r"(?:^|/)(?:lib|lib64)/python(\d+)\.(\d+)(?:/|$)")
+_PY_DIR = re.compile(r"(?:^|/)(?:lib|lib64)/python(\d{1,6})\.(\d{1,6})(?:/|$)")
 # For a contested import name, the owner to keep; otherwise the alphabetically last one is kept.
 _PREFERRED = {"pynvml": "nvidia-ml-py", "cv2": "opencv-python-headless"}
 _KNOWN_NAMESPACES = {"google", "nvidia", "azure", "backports", "jaraco", "sphinxcontrib", "zope", "ruamel", "mpl_toolkits", "cuda"}
@@ -55,8 +56,7 @@ def _python_minor(path: str) -> tuple[int, int] | None:
 
 
 def _own_minor(py) -> tuple[int, int] | None:
-    parts = py.version.split(".")
-    return (int(parts[0]), int(parts[1])) if len(parts) > 1 and parts[0].isdigit() and parts[1].isdigit() else None
+    return major_minor(py.version)
 
 
 def _unset_fix(origin: str, entry: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
 from stackcheck.deps.index import DistIndex, install_spec
 from stackcheck.shellcmd import with_note
+from stackcheck.versions import parse_version, unparsable_version
 
 
 def _index(ctx) -> DistIndex:
@@ -93,13 +94,16 @@ def forbidden(ctx):
     idx = _index(ctx)
     for entry in ctx.profile.forbidden:
         st = idx.evaluate(entry.requirement)
-        if st.state in ("satisfied",):
+        # an installed version that cannot be read is never shown to be outside the range
+        unreadable = st.installed is not None and parse_version(st.installed) is None
+        if st.state == "satisfied" or (st.state == "mismatch" and unreadable):
             why = f" ({entry.reason})" if entry.reason else ""
             fix = ctx.pip_uninstall(st.dist.name)
             if entry.use_instead:
                 fix = with_note(fix, f"or run this experiment under profile {entry.use_instead}")
+            shown = unparsable_version(st.installed) if unreadable else st.installed
             yield blocked(
-                observed=f"{st.dist.name} {st.installed} is installed (in {st.dist.location})",
+                observed=f"{st.dist.name} {shown} is installed (in {st.dist.location})",
                 expected=f"no {entry.requirement}{why}",
                 fix=fix,
                 subject=st.name,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
-
 from stackcheck.checks.registry import blocked, check, ok, skipped
+from stackcheck.versions import clip, parse_version
 
 _OS = {"linux": "linux", "darwin": "darwin", "macos": "darwin", "windows": "windows"}
 _ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
@@ -48,11 +47,15 @@ def platform_constraints(ctx):
                 subject="glibc",
             )
             return
-        try:
-            too_old = Version(plat.libc_version) < Version(want.min_glibc)
-        except InvalidVersion:
-            yield skipped(f"unparseable glibc version {plat.libc_version!r}", subject="glibc")
+        have, need = parse_version(plat.libc_version), parse_version(want.min_glibc)
+        if need is None:
+            yield skipped(f"the profile's min_glibc {clip(want.min_glibc)!r} is not a version "
+                          "(run `stackcheck profiles validate`)", subject="glibc")
             return
+        if have is None:
+            yield skipped(f"unparseable glibc version {clip(plat.libc_version)!r}", subject="glibc")
+            return
+        too_old = have < need
         if too_old:
             yield blocked(
                 observed=f"glibc {plat.libc_version} ({plat.distro_name or plat.distro_id})",

@@ -6,6 +6,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
 from stackcheck.shellcmd import code, command
+from stackcheck.versions import parse_version, unparsable_version
 
 # Minor versions we may suggest, newest first (a suggestion, not a fact about support).
 _CANDIDATES = ("3.14", "3.13", "3.12", "3.11", "3.10", "3.9", "3.8")
@@ -44,9 +45,12 @@ def python_version(ctx):
     except InvalidSpecifier:
         yield skipped(f"the profile's python specifier {wanted!r} is invalid (run `stackcheck profiles validate`)")
         return
-    if spec.contains(have, prereleases=True):
+    parsed = parse_version(have)
+    if parsed is not None and spec.contains(parsed, prereleases=True):
         yield ok(observed=f"Python {have}", expected=f"python {wanted}")
         return
+    if parsed is None:
+        have = unparsable_version(have)
     minor = suggest_python(spec)
     fix = (
         f"create the environment with Python {minor}: "

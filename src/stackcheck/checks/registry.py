@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from stackcheck.models.finding import CheckResult, Verdict
+from stackcheck.models.finding import CheckResult, Verdict, internal_error
 
 PREFLIGHT = "preflight"
 DOCTOR = "doctor"
@@ -125,7 +125,8 @@ def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]
     """Run every check registered for ``command`` against ``ctx``.
 
     ``skip`` holds check IDs (or ID prefixes such as ``GPU``) to record as skipped. A check
-    that raises is reported as skipped with the error, so one bug never sinks a report.
+    that raises keeps what it yielded before and adds an ``error`` result naming the exception:
+    the other checks still run, but the report fails closed (verdict ``error``, exit 1).
     """
     skip = tuple(s.upper() for s in skip)
     results: list[CheckResult] = []
@@ -144,10 +145,11 @@ def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]
 
 
 def _run_one(spec: CheckSpec, ctx) -> Iterator[CheckResult]:
+    outcomes: list[Outcome] = []
     try:
-        outcomes = list(spec.run(ctx))
-    except Exception as exc:  # a bug in one check must not sink the report
-        outcomes = [skipped(f"internal error in check: {type(exc).__name__}: {exc}")]
+        outcomes.extend(spec.run(ctx))
+    except Exception as exc:  # a bug in one check must not sink the report, nor pass it
+        outcomes.append(Outcome(verdict="error", reason=internal_error(exc, f"check {spec.id}")))
     for o in outcomes:
         yield CheckResult(
             id=spec.id,

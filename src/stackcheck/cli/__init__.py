@@ -71,8 +71,8 @@ def cli() -> None:
       stackcheck snapshot --json -o env.json
       stackcheck doctor
 
-    Exit codes: 0 ok (also with warnings), 1 blocked / invalid / refused
-    (--strict: warnings too), 2 usage error or unreadable input.
+    Exit codes: 0 ok (also with warnings), 1 blocked / invalid / refused or a
+    check failed (--strict: warnings too), 2 usage error or unreadable input.
     """
 
 

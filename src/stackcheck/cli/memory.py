@@ -22,6 +22,9 @@ _EXPLICIT = (
 )
 
 
+_MAX_GIB = float(1 << 20)  # a bound for the GiB options: inf and 1e400 are not sizes
+
+
 def _int(name: str, help: str):
     return click.option(f"--{name.replace('_', '-')}", name, type=click.IntRange(min=1), help=help)
 
@@ -46,23 +49,23 @@ def _int(name: str, help: str):
 @click.option("--dtype", type=click.Choice(["fp32", "bf16", "fp16", "fp8"]), default="bf16", show_default=True, help="Weights and activations dtype.")
 @click.option("--quant", type=click.Choice(["int8", "int4", "nf4"]), help="Weight quantization of the decoder Linear layers (qlora: nf4 by default).")
 @click.option("--kv-dtype", type=click.Choice(["fp32", "bf16", "fp16", "fp8"]), help="KV cache dtype (default: --dtype).")
-@click.option("--seq-len", type=click.IntRange(min=1), help="Tokens per sequence (default 4096, capped at the model's maximum; serve: the model's maximum).")
-@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Sequences per forward pass (per GPU when training).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, help="Concurrent requests (infer/serve).")
+@click.option("--seq-len", type=click.IntRange(1, 1 << 32), help="Tokens per sequence (default 4096, capped at the model's maximum; serve: the model's maximum).")
+@click.option("--batch", type=click.IntRange(1, 1 << 20), default=1, show_default=True, help="Sequences per forward pass (per GPU when training).")
+@click.option("--concurrency", type=click.IntRange(1, 1 << 20), default=1, show_default=True, help="Concurrent requests (infer/serve).")
 @click.option("--gradient-checkpointing", is_flag=True, help="Full activation recomputation (train/lora/qlora).")
 @click.option("--attention", type=click.Choice(["sdpa", "eager"]), default="sdpa", show_default=True, help="eager materialises the s×s attention matrix.")
 @click.option("--optimizer", type=click.Choice(["adamw", "adamw8bit", "sgd"]), default="adamw", show_default=True)
-@click.option("--gpus", type=click.IntRange(min=1), default=1, show_default=True, help="GPUs (tensor parallel for infer/serve, data parallel for training).")
+@click.option("--gpus", type=click.IntRange(1, 1 << 16), default=1, show_default=True, help="GPUs (tensor parallel for infer/serve, data parallel for training).")
 @click.option("--zero", type=click.IntRange(0, 3), default=0, show_default=True, help="DeepSpeed ZeRO stage for training.")
-@click.option("--lora-rank", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--lora-rank", type=click.IntRange(1, 1 << 16), default=16, show_default=True)
 @click.option("--lora-targets", default="all-linear", show_default=True, help="Comma-separated Linear names (q,k,v,o,gate,up,down or q_proj,...), or all-linear.")
 @click.option("--gpu", "gpu_name", metavar="NAME", help="Target GPU by name (H100, A100-80GB, T4, RTX-4090 …).")
 @click.option("--gpu-memory", metavar="SIZE", help="Target memory per GPU, e.g. 80GiB, 24GB (bare number: GiB).")
 @click.option("--gpu-memory-utilization", "utilization", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="vLLM-style fraction of GPU memory the engine may use (serve).")
-@click.option("--overhead-gib", type=click.FloatRange(min=0), default=1.0, show_default=True, help="CUDA context + workspaces per GPU.")
-@click.option("--serve-activation-gib", type=click.FloatRange(min=0), default=5.0, show_default=True, help="vLLM peak activation during profiling (serve).")
-@click.option("--non-torch-gib", type=click.FloatRange(min=0), default=0.15, show_default=True, help="vLLM non-torch memory: NCCL, CUDA graphs … (serve).")
+@click.option("--overhead-gib", type=click.FloatRange(0, _MAX_GIB), default=1.0, show_default=True, help="CUDA context + workspaces per GPU.")
+@click.option("--serve-activation-gib", type=click.FloatRange(0, _MAX_GIB), default=5.0, show_default=True, help="vLLM peak activation during profiling (serve).")
+@click.option("--non-torch-gib", type=click.FloatRange(0, _MAX_GIB), default=0.15, show_default=True, help="vLLM non-torch memory: NCCL, CUDA graphs … (serve).")
 @json_option
 def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, batch, concurrency, gradient_checkpointing,
            attention, optimizer, gpus, zero, lora_rank, lora_targets, gpu_name, gpu_memory, utilization, overhead_gib,

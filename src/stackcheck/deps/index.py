@@ -12,9 +12,11 @@ from functools import lru_cache
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import InvalidSpecifier
 
+from stackcheck import versions
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
+from stackcheck.versions import parse_version  # never raises; deps.graph and checks import it from here
 
 _SYS_PLATFORM = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}
 _OS_NAME = {"Linux": "posix", "Darwin": "posix", "Windows": "nt"}
@@ -59,18 +61,14 @@ def _machine_from_tag(tag: str) -> str:
 
 @lru_cache(maxsize=4096)
 def parse_requirement(text: str) -> Requirement | None:
+    """A PEP 508 requirement, ``None`` when invalid (a version longer than
+    :data:`stackcheck.versions.MAX_VERSION_CHARS` included: no operation on it could run)."""
     try:
-        return Requirement(text)
-    except InvalidRequirement:
+        req = Requirement(text)
+        versions.parse(req.specifier)
+    except (InvalidRequirement, InvalidSpecifier):
         return None
-
-
-@lru_cache(maxsize=4096)
-def parse_version(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
+    return req
 
 
 @dataclass(frozen=True)
@@ -110,8 +108,8 @@ class DistIndex:
             for extra in extras or ("",):
                 if req.marker.evaluate({**self._env, "extra": extra}):
                     return True
-        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
-            return False
+        except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName, ValueError):
+            return False  # ValueError: a version in the environment too long for int()
         return False
 
     def evaluate(self, text: str, extras: tuple[str, ...] = ()) -> RequirementStatus:

@@ -13,6 +13,7 @@ import re
 from packaging.tags import Tag, parse_tag
 
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.versions import major_minor
 
 _ARCH_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "i386": "i686", "x86": "i686"}
 _MANYLINUX_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
@@ -30,8 +31,7 @@ class Target:
     def __init__(self, snapshot: Snapshot):
         py = snapshot.python
         plat = snapshot.platform
-        parts = (py.version or "").split(".")
-        self.major_minor = (int(parts[0]), int(parts[1])) if len(parts) > 1 and parts[0].isdigit() and parts[1].isdigit() else None
+        self.major_minor = major_minor(py.version)
         self.impl = (py.implementation or "").lower()
         m = re.match(r"cpython-(\d+)(t?)", py.soabi or "")
         self.cp_abi = f"cp{m.group(1)}{m.group(2)}" if m else None
@@ -39,7 +39,7 @@ class Target:
         self.os = (plat.system or {"linux": "Linux", "macosx": "Darwin", "win": "Windows"}.get(tag.split("-")[0], "")).lower()
         self.arch = _arch(plat.machine or (tag.rsplit("-", 1)[-1] if "-" in tag else ""))
         self.libc = plat.libc_family
-        lv = re.match(r"(\d+)\.(\d+)", plat.libc_version or "")
+        lv = re.match(r"(\d{1,6})\.(\d{1,6})", plat.libc_version or "")
         self.libc_version = (int(lv.group(1)), int(lv.group(2))) if lv else None
 
     def interpreter_fits(self, tag: Tag) -> bool:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from stackcheck.errors import InputError
-from stackcheck.probe.proc import run
+from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 
 GIT_TIMEOUT_S = 30.0
 # Never descended into by the directory walk (a venv is recognised by its pyvenv.cfg too).
@@ -37,9 +37,13 @@ def list_files(path: str) -> FileSet:
     top = repository_root(path)
     if top is None:
         return FileSet(os.path.realpath(path), sorted(_walk(path)), "walk")
-    done = run(["git", "-C", path, "ls-files", "-z", "--full-name", "--cached"], timeout=GIT_TIMEOUT_S)
+    done = run(["git", "-C", path, "ls-files", "-z", "--full-name", "--cached"], timeout=GIT_TIMEOUT_S,
+               max_output=LARGE_OUTPUT_BYTES)
     if not done.ok:
         raise InputError(f"{path}: git ls-files failed: {done.error or done.stderr.strip()}")
+    if done.truncated:  # a partial list would scan part of the repository and say it was clean
+        mib = LARGE_OUTPUT_BYTES >> 20
+        raise InputError(f"{path}: git ls-files printed more than {mib} MiB of file names")
     return FileSet(top, sorted({f for f in done.stdout.split("\0") if f}), "git")
 
 

@@ -245,9 +245,10 @@ def _lfs_tracked(fs: FileSet, paths: list[str]) -> set[str]:
     """Files that git stores as LFS pointers (filter=lfs), which are not bloat."""
     if fs.mode != "git":
         return set()
-    from stackcheck.probe.proc import run
+    from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 
-    done = run(["git", "-C", fs.root, "check-attr", "filter", "--"] + paths, timeout=30.0)
+    done = run(["git", "-C", fs.root, "check-attr", "filter", "--"] + paths, timeout=30.0,
+               max_output=LARGE_OUTPUT_BYTES)
     return {line.split(": ")[0] for line in done.stdout.splitlines() if line.endswith(": filter: lfs")}
 
 

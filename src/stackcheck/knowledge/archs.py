@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_TARGET = re.compile(r"(sm|compute)_(\d+)(\d)([af]?)")
+from stackcheck.versions import major_minor
+
+_TARGET = re.compile(r"(sm|compute)_(\d{1,4})(\d)([af]?)")
 
 
 def cc_tuple(cc: str) -> tuple[int, int] | None:
     """``"8.6"`` → ``(8, 6)``; ``None`` for anything else."""
-    major, dot, minor = cc.strip().partition(".")
-    if not dot or not major.isdigit() or not minor.isdigit():
-        return None
-    return int(major), int(minor)
+    cc = cc.strip()
+    return major_minor(cc) if cc.count(".") == 1 else None
 
 
 def cc_target(cc: str, kind: str = "sm") -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import NamedTuple
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from stackcheck.knowledge.archs import cc_target, covers
 from stackcheck.knowledge.tables import (
@@ -24,6 +24,7 @@ from stackcheck.knowledge.tables import (
 )
 from stackcheck.models.rule import Rule
 from stackcheck.models.snapshot import normalize_name
+from stackcheck.versions import parse_version
 
 # marker environment assumed for pins when no snapshot is at hand (the wheels' main platform)
 DEFAULT_MARKERS = {
@@ -49,15 +50,9 @@ class DriverRequirement(NamedTuple):
     platform: str
 
 
-@lru_cache(maxsize=2048)
 def version(text: str | None) -> Version | None:
-    """A parsed version, ``None`` for an empty or non-PEP 440 text (cached: tables repeat)."""
-    if not text:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
+    """A parsed version, ``None`` for an empty, oversized or non-PEP 440 text (never raises)."""
+    return parse_version(text)
 
 
 def cuda_minor(cuda: str) -> str:

@@ -11,6 +11,7 @@ sparse ones), and multi-head latent attention (DeepSeek-V2/V3).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from stackcheck.errors import InputError
@@ -83,6 +84,11 @@ class Architecture:
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
 
+    @cached_property
+    def sparse_set(self) -> frozenset[int]:
+        """``sparse_layers`` for membership tests (a tuple scan per layer was quadratic)."""
+        return frozenset(self.sparse_layers)
+
 
 @dataclass
 class ParamCount:
@@ -106,6 +112,23 @@ class ParamCount:
 
 # ---------------------------------------------------------------- config → Architecture
 
+# Upper bounds of config sizes, far above any published model (largest known, 2025: hidden
+# 25,600, 126 layers, 128 heads, vocabulary 262,144, 384 experts, 10M positions), so
+# arithmetic and the per-layer loops stay bounded: a config past them is an error, not a model.
+MAX_SIZE = 1 << 24  # any integer field not named below
+_MAX = {
+    "num_hidden_layers": 1 << 14, "n_layer": 1 << 14, "num_layers": 1 << 14,
+    "hidden_size": 1 << 20, "n_embd": 1 << 20, "d_model": 1 << 20,
+    "num_attention_heads": 1 << 16, "n_head": 1 << 16, "num_key_value_heads": 1 << 16, "head_dim": 1 << 16,
+    "max_position_embeddings": 1 << 32, "n_positions": 1 << 32,
+    "num_local_experts": 1 << 16, "num_experts": 1 << 16, "n_routed_experts": 1 << 16,
+    "n_shared_experts": 1 << 16,
+}
+
+
+def _shown_int(value: int) -> str:
+    return f"{value:,}" if value < 10**18 else "a number of more than 18 digits"
+
 
 def _field(cfg: dict, source: str, *names: str, default: Any = ..., kind: type = int) -> Any:
     """The first of ``names`` present in ``cfg``, validated; InputError names the field."""
@@ -117,6 +140,10 @@ def _field(cfg: dict, source: str, *names: str, default: Any = ..., kind: type =
                     raise InputError(f"{source}: field {name}: expected an integer, got {value!r}")
                 if value < 0:
                     raise InputError(f"{source}: field {name}: expected a non-negative integer, got {value}")
+                limit = _MAX.get(name, MAX_SIZE)
+                if value > limit:
+                    said = f"expected at most {limit:,}, got {_shown_int(value)}"
+                    raise InputError(f"{source}: field {name}: {said}")
             elif kind is bool and not isinstance(value, bool):
                 raise InputError(f"{source}: field {name}: expected true or false, got {value!r}")
             return value
@@ -195,6 +222,7 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
         dense_only = cfg.get("mlp_only_layers") or []
         if not isinstance(dense_only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense_only):
             raise InputError(f"{source}: field mlp_only_layers: expected a list of layer indices")
+        dense_only = set(dense_only)
         sparse = tuple(i for i in range(layers) if experts > 0 and i not in dense_only and (i + 1) % step == 0)
         shared = _field(cfg, source, "shared_expert_intermediate_size", default=0) if family != "qwen3_moe" else 0
         arch.update(
@@ -344,7 +372,7 @@ def linear_modules(a: Architecture, layer: int) -> list[tuple[str, int, int, int
     else:
         q, kv = a.heads * a.head_dim, a.kv_heads * a.head_dim
         mods = [("q_proj", h, q, 1), ("k_proj", h, kv, 1), ("v_proj", h, kv, 1), ("o_proj", q, h, 1)]
-    if a.experts and layer in a.sparse_layers:
+    if a.experts and layer in a.sparse_set:
         width, copies = a.moe_intermediate, a.experts
         if a.shared_intermediate:
             mods += [(n, i, o, 1) for n, i, o in _mlp_shapes(h, a.shared_intermediate)]

@@ -25,6 +25,9 @@ class Gpu:
     aliases: tuple[str, ...] = ()
 
 
+MAX_MEMORY_BYTES = 1 << 60  # 1 EiB: larger (or inf) is no GPU's memory
+
+
 def parse_size(text: str, what: str = "--gpu-memory") -> int:
     """``80GiB``, ``24 GB``, ``81559MiB`` → bytes. A bare number means GiB."""
     m = _SIZE.match(str(text))
@@ -34,6 +37,8 @@ def parse_size(text: str, what: str = "--gpu-memory") -> int:
     value = float(m.group(1)) * _UNITS[unit]
     if value <= 0:
         raise InputError(f"{what}: {text!r} must be larger than zero")
+    if value > MAX_MEMORY_BYTES:
+        raise InputError(f"{what}: {text!r} is more than {MAX_MEMORY_BYTES >> 50} PiB (expected e.g. 80GiB)")
     return int(value)
 
 

@@ -8,10 +8,15 @@ import msgspec
 
 REPORT_SCHEMA_VERSION = "1.0"
 
-Verdict = Literal["ok", "warning", "blocked", "skipped"]
+# "error": the check itself failed (a stackcheck bug), so nothing was shown to be fine: the
+# report fails closed, worse than "blocked", with the exception in ``reason``.
+Verdict = Literal["ok", "warning", "blocked", "skipped", "error"]
+VERDICTS: tuple[str, ...] = ("ok", "warning", "blocked", "error", "skipped")  # display order of counts
 
 # Order of severity; "skipped" never makes a report worse than "ok".
-_SEVERITY = {"skipped": 0, "ok": 0, "warning": 1, "blocked": 2}
+_SEVERITY = {"skipped": 0, "ok": 0, "warning": 1, "blocked": 2, "error": 3}
+
+BUG_REPORT = "please report it to the stackcheck maintainers with the output of `stackcheck snapshot --json`"
 
 
 class CheckResult(msgspec.Struct, kw_only=True):
@@ -24,7 +29,7 @@ class CheckResult(msgspec.Struct, kw_only=True):
     expected: str = ""
     fix: str | None = None  # a command or action a user can paste / follow
     subject: str | None = None  # what the verdict is about (package, GPU index …) when a check has many
-    reason: str | None = None  # why it was skipped
+    reason: str | None = None  # why it was skipped, or the internal error (verdict "error")
     category: str | None = None  # knowledge-rule category, where one applies
     evidence: dict[str, str] = {}
 
@@ -41,8 +46,17 @@ class Report(msgspec.Struct, kw_only=True):
     environment: dict[str, str] = {}  # interpreter checked, where the facts came from
 
 
+def internal_error(exc: BaseException, where: str) -> str:
+    """The ``reason`` of an ``error`` verdict: what raised, where, and whom to tell."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if len(text) > 300:
+        text = text[:299] + "…"
+    return f"internal error in {where}: {type(exc).__name__}{': ' + text if text else ''}; {BUG_REPORT}"
+
+
 def worst(verdicts) -> Verdict:
-    """The report verdict: the worst of its checks (an all-skipped report is ``ok``)."""
+    """The report verdict: the worst of its checks (an all-skipped report is ``ok``; a check
+    that crashed makes it ``error``)."""
     result: Verdict = "ok"
     for v in verdicts:
         if _SEVERITY[v] > _SEVERITY[result]:
@@ -51,7 +65,7 @@ def worst(verdicts) -> Verdict:
 
 
 def exit_code(verdict: Verdict, strict: bool = False) -> int:
-    """DESIGN.md exit codes: 1 when blocked (or warning under ``--strict``), else 0."""
-    if verdict == "blocked" or (strict and verdict == "warning"):
+    """DESIGN.md exit codes: 1 when blocked or a check failed (or warning under ``--strict``), else 0."""
+    if verdict in ("blocked", "error") or (strict and verdict == "warning"):
         return 1
     return 0

@@ -46,7 +46,7 @@ def _kernel_env(spec_path: str) -> dict[str, str]:
     try:
         with open(spec_path, encoding="utf-8") as fh:
             env = json.load(fh).get("env") or {}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return {}
     return {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {}
 

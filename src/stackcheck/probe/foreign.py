@@ -11,7 +11,7 @@ import shutil
 
 from stackcheck.errors import InputError
 from stackcheck.probe import interpreter
-from stackcheck.probe.proc import run
+from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 
 FOREIGN_TIMEOUT_S = 30.0
 
@@ -35,13 +35,44 @@ def resolve_python(path: str) -> str:
 def gather_foreign(path: str, modules: tuple[str, ...] = ()) -> dict:
     exe = resolve_python(path)
     script = os.path.abspath(interpreter.__file__)
-    done = run([exe, script, *modules], timeout=FOREIGN_TIMEOUT_S)
+    done = run([exe, script, *modules], timeout=FOREIGN_TIMEOUT_S, max_output=LARGE_OUTPUT_BYTES)
+    progress = [ln for ln in done.stderr.splitlines() if ln.startswith(interpreter.PROGRESS)]
+    if done.returncode is None and done.error and done.error.startswith("timeout") and progress:
+        at = progress[-1][len(interpreter.PROGRESS):]
+        raise InputError(f"{path}: the interpreter probe did not finish ({done.error}); it was reading {at}")
     if done.returncode != 0:
-        detail = done.error or (done.stderr.strip().splitlines() or ["no output"])[-1]
+        said = [ln for ln in done.stderr.strip().splitlines() if not ln.startswith(interpreter.PROGRESS)]
+        detail = done.error or (said or ["no output"])[-1]
         raise InputError(f"{path}: cannot probe this interpreter: {detail}")
+    if done.truncated:
+        raise InputError(f"{path}: the interpreter probe printed more than {LARGE_OUTPUT_BYTES >> 20} MiB")
     try:
         facts = json.loads(done.stdout)
-    except ValueError:
-        raise InputError(f"{path}: the interpreter probe printed no JSON (is it a Python >= 3.8?)") from None
+        problem = _shape_problem(facts)
+    except (ValueError, RecursionError):
+        problem = "no JSON: is it a Python >= 3.8?"
+    if problem:
+        shown = done.stdout.strip()
+        shown = repr(shown if len(shown) <= 60 else shown[:48] + "…") if shown else "nothing"
+        what = "not a Python interpreter that stackcheck can probe"
+        raise InputError(f"{path}: {what} (printed {shown}; {problem})")
     facts["python"]["source"] = "interpreter-subprocess"
     return facts
+
+
+def _shape_problem(facts) -> str | None:
+    """What is wrong with the probe's answer for a Snapshot's python/packages sections."""
+    import msgspec
+
+    from stackcheck.models.snapshot import PackagesSection, PythonSection
+
+    if not isinstance(facts, dict):
+        return "expected a JSON object with python and packages sections"
+    for key, model in (("python", PythonSection), ("packages", PackagesSection)):
+        if not isinstance(facts.get(key), dict):
+            return f"no {key} section"
+        try:
+            msgspec.convert(facts[key], model)
+        except msgspec.ValidationError as exc:
+            return f"{key}: {exc}"
+    return None

@@ -12,30 +12,90 @@ from __future__ import annotations
 import json
 import os
 import site
+import stat
 import sys
 import sysconfig
 
 _HEADERS = ("name", "version", "requires-dist", "requires-python", "provides-extra")
+HEADER_LIMIT = 1 << 20  # bytes of METADATA headers read at most (real ones: a few KiB)
+SMALL_FILE_LIMIT = 64 << 20  # RECORD, WHEEL, top_level.txt … (torch's RECORD: ~2 MiB)
+# Run as a script (``--python``), each step is announced on stderr with this prefix, so that
+# on a timeout the parent can say what the probe was reading (a FIFO, a hung network mount).
+PROGRESS = "stackcheck-probe: reading "
+_report_progress = False
+
+
+def _step(what):
+    if _report_progress:
+        sys.stderr.write(PROGRESS + what + "\n")
+        sys.stderr.flush()
+
+
+def _open_file(path):
+    """(unbuffered file, size) of a regular file, opened so that it never blocks: a FIFO or
+    device named METADATA or RECORD is an OSError, like a missing file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError("not a regular file: %s" % path)
+        return open(fd, "rb", buffering=0), st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_upto(fh, limit, data=b""):
+    """``data`` plus what follows in ``fh``, up to ``limit`` bytes in all (short reads retried)."""
+    chunks = [data]
+    size = len(data)
+    while size < limit:
+        more = fh.read(limit - size)
+        if not more:
+            break
+        chunks.append(more)
+        size += len(more)
+    return b"".join(chunks)
+
+
+def _read_file(path, limit=None):
+    """The bytes of a regular file, at most ``limit`` (default :data:`SMALL_FILE_LIMIT`).
+    ``read(limit)`` would allocate the whole limit for every small file: a file smaller than
+    the limit is read whole."""
+    limit = SMALL_FILE_LIMIT if limit is None else limit
+    fh, size = _open_file(path)
+    with fh:
+        return fh.readall() if size < limit else _read_upto(fh, limit)
+
+
+def _header_end(data):
+    """Offset of the blank line that ends the headers, -1 when there is none."""
+    end = data.find(b"\n\n")
+    alt = data.find(b"\n\r\n")
+    return alt if end < 0 or (0 <= alt < end) else end
 
 
 def _read_headers(path):
     """Name, Version, Requires-Dist… from a METADATA/PKG-INFO file, stopping at the body.
 
-    Reads in binary chunks up to the first blank line: most headers fit the first 8 KiB,
-    and the long description after them is never decoded."""
-    with open(path, "rb") as fh:
-        data = fh.read(8192)
-        while b"\n\n" not in data and b"\n\r\n" not in data:
-            more = fh.read(65536)
-            if not more:
-                break
-            data += more
-    end = data.find(b"\n\n")
-    alt = data.find(b"\n\r\n")
-    if end < 0 or (0 <= alt < end):
-        end = alt
+    Reads the first 8 KiB (most headers fit), else on up to :data:`HEADER_LIMIT` bytes, so
+    time and memory stay linear and bounded; the long description after the headers is
+    never decoded. Headers cut at the limit lose their last, partial line and the result
+    says ``truncated``."""
+    fh, _ = _open_file(path)
+    with fh:
+        data = _read_upto(fh, 8192)
+        end = _header_end(data)
+        if end < 0 and len(data) == 8192:
+            data = _read_upto(fh, HEADER_LIMIT, data)
+            end = _header_end(data)
+        truncated = end < 0 and len(data) >= HEADER_LIMIT and bool(fh.read(1))
+    if truncated:
+        data = data[: data.rfind(b"\n") + 1]  # a header cut in the middle would lie
     head = (data if end < 0 else data[:end]).decode("utf-8", "replace")
     found = {"requires-dist": [], "provides-extra": []}
+    if truncated:
+        found["truncated"] = True
     key = None
     for line in head.splitlines():
         if line[:1] in (" ", "\t"):  # continuation of a folded header
@@ -62,30 +122,29 @@ def _egg_requires(path):
     out = []
     section = ""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for raw in fh:
-                line = raw.strip()
-                if not line or line.startswith("#"):
-                    continue
-                if line.startswith("[") and line.endswith("]"):
-                    section = line[1:-1]
-                    continue
-                extra, _, marker = section.partition(":")
-                conds = []
-                if extra:
-                    conds.append('extra == "%s"' % extra)
-                if marker:
-                    conds.append("(%s)" % marker)
-                out.append(line + ("; " + " and ".join(conds) if conds else ""))
+        text = _read_file(path).decode("utf-8", "replace")
     except OSError:
-        pass
+        return out
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            continue
+        extra, _, marker = section.partition(":")
+        conds = []
+        if extra:
+            conds.append('extra == "%s"' % extra)
+        if marker:
+            conds.append("(%s)" % marker)
+        out.append(line + ("; " + " and ".join(conds) if conds else ""))
     return out
 
 
 def _read_small(path):
     try:
-        with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", "replace")
+        return _read_file(path).decode("utf-8", "replace")
     except OSError:
         return None
 
@@ -131,6 +190,9 @@ def _read_distribution(location, entry):
             headers = _read_headers(meta)
         except OSError as exc:
             problems.append("cannot read %s: %s" % (os.path.basename(meta), exc))
+        if headers and headers.get("truncated"):
+            problems.append("%s: headers longer than %d bytes, read up to there only"
+                            % (os.path.basename(meta), HEADER_LIMIT))
     else:
         problems.append("missing %s" % os.path.basename(meta))
     stem = entry.rsplit(".", 1)[0]
@@ -304,8 +366,7 @@ def _shebang_interpreter(script):
     """The interpreter a console script runs: its ``#!`` line (``env NAME`` resolved on PATH,
     pip's ``/bin/sh`` + ``exec`` trampoline for long paths followed). A file read, no subprocess."""
     try:
-        with open(script, "rb") as fh:
-            head = fh.read(512).decode("utf-8", "replace").splitlines()
+        head = _read_file(script, 512).decode("utf-8", "replace").splitlines()
     except OSError:
         return ""
     if not head or not head[0].startswith("#!"):
@@ -431,6 +492,7 @@ def packages_facts(path_entries=None):
         if real in seen_dirs or not os.path.isdir(location):
             continue
         seen_dirs.add(real)
+        _step(location)
         try:
             names = sorted(os.listdir(location))
         except OSError:
@@ -445,6 +507,7 @@ def packages_facts(path_entries=None):
                 continue
             if cache is None:
                 cache = _MetadataCache(location)
+            _step(os.path.join(location, entry))
             dist = _distribution(location, entry, listing, cache)
             key = _normalize(dist["name"])
             if key in seen_names:
@@ -513,7 +576,10 @@ def locate_module(name, path_entries=None):
 
 def gather(modules=()):
     """Both sections, as plain JSON-able dicts; ``modules`` are located (never imported)."""
+    _step("the interpreter's own facts (sys, site, sysconfig)")
     python = python_facts()
+    if modules:
+        _step("sys.path for modules " + ", ".join(modules))
     python["modules"] = dict((m, locate_module(m)) for m in modules)
     return {"python": python, "packages": packages_facts()}
 
@@ -523,4 +589,5 @@ if __name__ == "__main__":
     # path so stackcheck's source tree never appears among the facts.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != here]
+    _report_progress = True
     sys.stdout.write(json.dumps(gather(modules=sys.argv[1:])))

@@ -91,7 +91,7 @@ def read_kernelspec(name: str, path: str) -> tuple[Kernelspec | None, str]:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
         return None, f"{path}: unreadable kernel.json ({type(exc).__name__})"
     argv = data.get("argv") if isinstance(data, dict) else None
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):

@@ -3,12 +3,18 @@
 Every subprocess a probe starts goes through :func:`run`: a hard timeout, no stdin, and an
 environment without secrets or interpreter hooks (PYTHONSTARTUP, PYTHONINSPECT …) that could
 change what the child does. PYTHONPATH is kept on purpose: it is part of what we observe.
+Bounded means: at most ``max_output`` bytes kept of each of stdout and stderr (the rest is
+read and dropped, so the child never blocks on a full pipe), and on a timeout the child's
+whole process group is killed, so grandchildren holding the pipes die with it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 
 _DROP_EXACT = {"PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTHONWARNINGS", "PYTHONDEVMODE"}
@@ -29,36 +35,107 @@ def sanitized_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+MAX_OUTPUT_BYTES = 64 * 1024  # per stream: a version banner, a CSV of GPUs, a JSON line
+LARGE_OUTPUT_BYTES = 64 * 1024 * 1024  # for listings (git ls-files) and the --python probe's JSON
+_CHUNK = 65536
+_POSIX = os.name == "posix"
+
+
 @dataclass
 class Completed:
     returncode: int | None  # None on timeout or when the program could not start
     stdout: str
     stderr: str
     error: str | None = None  # "timeout after 5 s", "not found: nvcc" …
+    truncated: bool = False  # stdout or stderr was longer than max_output and is cut there
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0
 
 
-def run(argv: list[str], timeout: float = 5.0, env: dict[str, str] | None = None, cwd: str | None = None) -> Completed:
+class _Capture(threading.Thread):
+    """Reads one pipe to its end, keeping the first ``limit`` bytes."""
+
+    def __init__(self, pipe, limit: int):
+        super().__init__(daemon=True)
+        self.pipe, self.limit = pipe, limit
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.dropped = 0
+        self.start()
+
+    def run(self) -> None:
+        try:
+            while chunk := self.pipe.read1(_CHUNK):
+                room = self.limit - self.kept
+                if room > 0:
+                    self.chunks.append(chunk[:room])
+                    self.kept += min(room, len(chunk))
+                self.dropped += max(0, len(chunk) - max(room, 0))
+        except (OSError, ValueError):  # the pipe was closed under us
+            pass
+
+    def text(self) -> str:
+        data = b"".join(self.chunks).decode("utf-8", "replace")
+        return data.replace("\r\n", "\n").replace("\r", "\n")  # what text=True gave
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the child's process group (it leads its own session, so its children are
+    in it), then reap the child."""
     try:
-        proc = subprocess.run(
+        if _POSIX:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except OSError:  # the group is gone already
+        pass
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def run(
+    argv: list[str],
+    timeout: float = 5.0,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    max_output: int = MAX_OUTPUT_BYTES,
+) -> Completed:
+    """Run ``argv`` to completion or ``timeout``; see the module docstring for the bounds."""
+    deadline = time.monotonic() + timeout
+    try:
+        proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=sanitized_env() if env is None else env,
             cwd=cwd,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
+            start_new_session=_POSIX,
         )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        return Completed(None, out, "", f"timeout after {timeout:g} s")
     except FileNotFoundError:
         return Completed(None, "", "", f"not found: {argv[0]}")
     except OSError as exc:
         return Completed(None, "", "", f"cannot run {argv[0]}: {exc.strerror or exc}")
-    return Completed(proc.returncode, proc.stdout, proc.stderr)
+    out, err = _Capture(proc.stdout, max_output), _Capture(proc.stderr, max_output)
+    timed_out = False
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    for capture in (out, err):  # a grandchild may still hold the pipes open
+        capture.join(max(0.0, deadline - time.monotonic()) if not timed_out else 0.0)
+    if timed_out or out.is_alive() or err.is_alive():
+        _kill_group(proc)
+        for capture in (out, err):
+            capture.join(1.0)
+    for capture in (out, err):
+        if not capture.is_alive():  # a reader still blocked (a setsid'd grandchild) keeps its pipe
+            capture.pipe.close()
+    truncated = bool(out.dropped or err.dropped)
+    if timed_out:
+        return Completed(None, out.text(), err.text(), f"timeout after {timeout:g} s", truncated)
+    return Completed(proc.returncode, out.text(), err.text(), None, truncated)

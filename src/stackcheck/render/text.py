@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 from stackcheck.identifiers import printable
-from stackcheck.models.finding import Report
+from stackcheck.models.finding import VERDICTS, Report
 
-MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped"}
+MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped", "error": "ERROR  "}
 
 
 def report_text(report: Report, *, verbose: bool = False) -> str:
@@ -19,7 +19,7 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
         head += f" {report.profile}"
     env = report.environment.get("python") or ""
     lines.append(f"{head}: {report.verdict.upper()}" + (f"  ({env})" if env else ""))
-    order = {"blocked": 0, "warning": 1, "ok": 2, "skipped": 3}
+    order = {"error": 0, "blocked": 1, "warning": 2, "ok": 3, "skipped": 4}
     for c in sorted(report.checks, key=lambda c: (order[c.verdict], c.id)):
         if c.verdict in ("ok", "skipped") and not verbose:
             continue
@@ -29,9 +29,9 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
             lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}{seen}")
             continue
         lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}")
+        if c.verdict in ("skipped", "error") and c.reason:
+            lines.append(f"            reason:   {c.reason}")
         if c.verdict == "skipped":
-            if c.reason:
-                lines.append(f"            reason:   {c.reason}")
             continue
         if c.observed:
             lines.append(f"            observed: {c.observed}")
@@ -40,7 +40,7 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
         if c.fix:
             lines.append(f"            fix:      {c.fix}")
     counts = Counter(c.verdict for c in report.checks)
-    summary = ", ".join(f"{counts[v]} {v}" for v in ("ok", "warning", "blocked", "skipped") if counts[v])
+    summary = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts[v])
     lines.append(f"  {summary or 'no checks ran'}" + ("" if verbose else "  (-v shows every check)"))
     # every fact may come from a recorded snapshot or a scanned file: one line each, no
     # escape sequence reaches the terminal (a command in a fix stays quoted: only control

@@ -99,7 +99,7 @@ class ProfileRef(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     id: str
     registry_digest: str = ""
     registry_source: str = ""
-    verdict: Literal["ok", "warning", "blocked", "skipped", "unknown"] = "unknown"  # preflight at record time
+    verdict: Literal["ok", "warning", "blocked", "skipped", "error", "unknown"] = "unknown"  # preflight at record time
     failing_checks: list[str] = []  # IDs of warning / blocked checks
 
 

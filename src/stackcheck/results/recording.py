@@ -104,7 +104,7 @@ def preflight(profile_id: str, snapshot: Snapshot, *, registry=None, catalog=Non
         registry_digest=catalog.digest,
         registry_source=catalog.source,
         verdict=report.verdict,
-        failing_checks=sorted({c.id for c in report.checks if c.verdict in ("warning", "blocked")}),
+        failing_checks=sorted({c.id for c in report.checks if c.verdict in ("warning", "blocked", "error")}),
     )
     return ref, profile.evidence_scope
 
