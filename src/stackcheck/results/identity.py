@@ -42,9 +42,25 @@ def identity_key(claim: Claim, profile_id: str) -> str:
     return sha256(canonical(identity_fields(claim, profile_id)))
 
 
+# Fields added after schema 1.0: left out of the digest while empty, so a file written before
+# they existed still hashes to the digest it was named after.
+_LATER_FIELDS = ("prev",)
+
+
 def content_digest(obj) -> str:
     """sha256 of a record or event with its ``digest`` field empty."""
-    return sha256(canonical(msgspec.structs.replace(obj, digest="")))
+    data = msgspec.to_builtins(msgspec.structs.replace(obj, digest=""))
+    for name in _LATER_FIELDS:
+        if data.get(name) == "":
+            del data[name]
+    return sha256(canonical(data))
+
+
+def environment_digest(snapshot) -> str:
+    """sha256 of a snapshot without its capture time: two snapshots of one unchanged
+    environment taken a minute apart have the same environment digest."""
+    tool = msgspec.structs.replace(snapshot.tool, captured_at="")
+    return sha256(canonical(msgspec.structs.replace(snapshot, tool=tool)))
 
 
 def short(digest: str, n: int = 16) -> str:
