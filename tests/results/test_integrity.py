@@ -575,6 +575,24 @@ def test_an_index_that_fails_after_the_file_is_written_leaves_nothing_behind(rec
     assert ledger_files(ledger) == before and invalid(ledger) == {}
 
 
+def test_a_commit_that_fails_leaves_nothing_behind(record_in, ledger, monkeypatch):
+    from stackcheck.results.index import Index
+
+    record_in(full_draft(run_label="first"), into=ledger)
+    before = ledger_files(ledger)
+
+    def disk_full(self, conn):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Index, "_commit", disk_full)
+    with pytest.raises(InputError, match=re.escape("not a usable SQLite index (database or disk is full)")):
+        record_in(full_draft(), into=ledger)
+    with pytest.raises(InputError, match=re.escape("not a usable SQLite index (database or disk is full)")):
+        ledger.decide("inference/qwen2.5-0.5b-latency", "first", "keep")
+    monkeypatch.undo()
+    assert ledger_files(ledger) == before and invalid(ledger) == {}
+
+
 # ----- 7. leftovers of crashed writes are reported and cleaned ----------------------------------
 def test_stale_temp_files_are_reported_by_validate_and_removed_by_reindex(record_in, ledger, results_cli):
     record_in(full_draft(), into=ledger)

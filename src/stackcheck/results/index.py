@@ -184,7 +184,7 @@ class Index:
             self._retry(lambda: self._begin(conn))  # the write lock now: no upgrade deadlocks
             try:
                 yield _Tx(conn.cursor(), "?")
-                self._retry(lambda: conn.execute("COMMIT"))
+                self._retry(lambda: self._commit(conn))
             except BaseException:
                 with contextlib.suppress(Exception):
                     conn.execute("ROLLBACK")
@@ -192,6 +192,9 @@ class Index:
 
     def _begin(self, conn) -> None:
         conn.execute("BEGIN IMMEDIATE")
+
+    def _commit(self, conn) -> None:
+        conn.execute("COMMIT")
 
     def _retry(self, step):
         """Run an SQLite ``step``; while it answers busy/locked without having waited, try again

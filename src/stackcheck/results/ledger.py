@@ -13,6 +13,7 @@ there is nothing separate to lose.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -104,14 +105,15 @@ class Ledger:
         if record.digest != _digest(record):
             raise Refused("record digest does not match its content; complete it with results.record()")
         content_id = _hex(_digest(msgspec.structs.replace(record, prev="")))
-        with self.index.transaction() as tx:
+        with self._undone_on_failure() as written, self.index.transaction() as tx:
             tx.head()  # the write lock (PostgreSQL), before looking for the same record
             existing = tx.stored_as(content_id)
             if existing is not None:
                 where = self.root / existing
                 raise Refused(f"record {short(record.digest)} is already in the ledger ({where}); "
                               "records are never replaced")
-            record = self._write_chained(tx, record, self.records_dir, self._record_row, tx.insert_record)
+            record = self._write_chained(tx, record, self.records_dir, self._record_row, tx.insert_record,
+                                         written)
         entry = Entry(record, self._path(record), record.evidence)
         return entry.stored(), self._flags_raised_by(record), record
 
@@ -119,13 +121,32 @@ class Ledger:
         """Write one event file once, linked into the chain, and index it (promotion, decision)."""
         event = Event(kind=kind, created_at=utc_now(), topic=topic, run_label=run_label, **fields)
         _storable(**indexed_fields(event))
-        with self.index.transaction() as tx:
-            return self._write_chained(tx, event, self.events_dir, self._event_row, tx.insert_event)
+        with self._undone_on_failure() as written, self.index.transaction() as tx:
+            return self._write_chained(tx, event, self.events_dir, self._event_row, tx.insert_event, written)
 
-    def _write_chained(self, tx, obj, directory: Path, make_row, insert):
-        """Inside ``tx`` (the write lock held): link ``obj`` to the head, write its file, index
-        it and make it the head. Every check runs before the file is written; an index error
-        after it removes the file again."""
+    @contextlib.contextmanager
+    def _undone_on_failure(self) -> Iterator[list[Path]]:
+        """Collects the files a write creates; when the write fails after one (its row or its
+        commit did not go through), removes each that the index does not hold, so a failed
+        write leaves nothing behind. A file whose fate the index cannot tell (the index is
+        gone) is kept for ``reindex``."""
+        written: list[Path] = []
+        try:
+            yield written
+        except BaseException:
+            for path in written:
+                try:
+                    held = self.index.query(f"SELECT 1 FROM {path.parent.name} WHERE id = ?", (path.stem,))
+                except InputError:  # the index cannot tell: keep the file
+                    continue
+                if not held:
+                    path.unlink(missing_ok=True)
+            raise
+
+    def _write_chained(self, tx, obj, directory: Path, make_row, insert, written: list[Path]):
+        """Inside ``tx`` (the write lock held): link ``obj`` to the head, write its file (added
+        to ``written``), index it and make it the head. Every check runs before the file is
+        written."""
         head, _ = tx.head()
         obj = msgspec.structs.replace(obj, prev=f"sha256:{head}" if head else "", digest="")
         obj.digest = _digest(obj)
@@ -133,23 +154,17 @@ class Ledger:
         row = make_row(obj, path)
         _no_symlink(directory)
         data = msgspec.json.format(msgspec.json.encode(obj), indent=1)
-        written = True
         try:
             atomic_write(path, data, exclusive=True)
+            written.append(path)
         except FileExistsError:
             # the same file, linked to the same head: a write that crashed before its index
             # row; taking it in completes that write
             if read_verified(path, type(obj))[0] != obj:
                 raise Refused(f"{path}: exists and differs from what is being stored; "
                               "run `stackcheck results validate`") from None
-            written = False
-        try:
-            insert(row)
-            tx.set_head(_hex(obj.digest), row["path"])
-        except BaseException:
-            if written:
-                path.unlink(missing_ok=True)
-            raise
+        insert(row)
+        tx.set_head(_hex(obj.digest), row["path"])
         return obj
 
     def promote(self, record: ResultRecord, level: Level) -> Event:
