@@ -313,13 +313,15 @@ def test_a_ledger_written_before_the_chain_still_validates_and_reads(tmp_path, r
 
 
 # ----- 3. a reproduction comes from a distinct run ---------------------------------------------
-def _recaptured(tmp_path, seconds: int) -> Path:
-    """The h100-single snapshot taken again ``seconds`` later: only tool.captured_at differs."""
+def _recaptured(tmp_path, seconds: int, **git) -> Path:
+    """The h100-single snapshot taken again ``seconds`` later (and after ``git`` changes to
+    its checkout): only tool.captured_at (and those git fields) differ."""
     data = json.loads(snapshot_path("h100-single").read_text())
-    stamp = data["tool"]["captured_at"]
+    stamp = data["tool"]["captured_at"]  # 2026-11-20T18:22:07Z
     data["tool"]["captured_at"] = stamp[:17] + f"{(int(stamp[17:19]) + seconds) % 60:02d}" + stamp[19:]
     assert data["tool"]["captured_at"] != stamp
-    path = tmp_path / "h100-single-again.json"
+    data["git"].update(git)
+    path = tmp_path / f"h100-single-again-{seconds}.json"
     path.write_text(json.dumps(data))
     return path
 
@@ -337,12 +339,15 @@ def test_the_same_draft_recorded_twice_in_one_environment_is_no_reproduction(
         "  - reproduced: an independent run with the same identity key from another environment snapshot, "
         "at least measured, within tolerance",
         f"  - reproduced: {hex_of(second.record)[:16]} is not an independent run: its environment snapshot "
-        "differs only in when it was captured (tool.captured_at): the same environment, where a rerun shows "
-        "repeatability, "
-        "not reproduction",
+        "differs only in tool.captured_at (how, when or in which checkout it was taken): the same "
+        "environment, where a rerun shows repeatability, not reproduction",
     ]
-    with pytest.raises(Refused, match="is not an independent run: its environment snapshot differs only"):
-        record_in(full_draft(raw_log, evidence="reproduced"), snapshot=_recaptured(tmp_path, 80), into=ledger)
+    # a commit in between changes the checkout, not the environment
+    after_commit = _recaptured(tmp_path, 80, commit="c" * 40, dirty=True)
+    with pytest.raises(
+        Refused, match=re.escape("differs only in tool.captured_at, git.commit, git.dirty (how")
+    ):
+        record_in(full_draft(raw_log, evidence="reproduced"), snapshot=after_commit, into=ledger)
     # a run from another environment still reproduces it
     other = record_in(draft, snapshot="vllm-011-h100", into=ledger)
     assert ledger.promote(first.record, "reproduced").proof["reproduced_by"] == hex_of(other.record)[:16]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from stackcheck.results.contract import LEVELS, SERVING_BACKENDS, Event, Level, ResultRecord
-from stackcheck.results.identity import environment_digest
+from stackcheck.results.identity import environment_digest, provenance_changes
 
 MIN_REPETITIONS = 3
 
@@ -199,13 +199,15 @@ def relative_change(a: float, b: float) -> float:
 
 def same_run(r: ResultRecord, other: ResultRecord) -> str:
     """Why ``other`` is not an independent run of ``r`` ("" when it is one). Independent means
-    from another environment: a snapshot that differs from ``r``'s in more than its capture
-    time. The same draft recorded twice in one environment, a minute apart, is one run."""
+    from another environment: a snapshot that differs from ``r``'s in more than how, when and in
+    which checkout it was taken (:data:`~stackcheck.results.identity.SNAPSHOT_PROVENANCE`). The
+    same draft recorded twice in one environment, a minute apart, is one run."""
     if other.snapshot_digest == r.snapshot_digest:
         return "it was recorded with the same environment snapshot"
     if environment_digest(other.snapshot) == environment_digest(r.snapshot):
-        return ("its environment snapshot differs only in when it was captured (tool.captured_at): "
-                "the same environment, where a rerun shows repeatability, not reproduction")
+        changed = ", ".join(provenance_changes(r.snapshot, other.snapshot))
+        return (f"its environment snapshot differs only in {changed} (how, when or in which checkout it was "
+                "taken): the same environment, where a rerun shows repeatability, not reproduction")
     return ""
 
 
