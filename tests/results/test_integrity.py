@@ -312,6 +312,35 @@ def test_a_ledger_written_before_the_chain_still_validates_and_reads(tmp_path, r
         ]
 
 
+OLD_RECORDS_TABLE = (  # the records table as the version before the chain created it
+    "CREATE TABLE records (id TEXT PRIMARY KEY, topic TEXT NOT NULL, run_label TEXT NOT NULL,"
+    " identity_key TEXT NOT NULL, evidence TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " snapshot_digest TEXT NOT NULL, path TEXT NOT NULL)"
+)
+
+
+def test_an_index_written_before_the_chain_gains_its_new_column(any_ledger, record_in, tmp_path):
+    if any_ledger.index.postgres:
+        import psycopg
+
+        with psycopg.connect(any_ledger.index.url, autocommit=True) as conn:
+            conn.execute(OLD_RECORDS_TABLE)
+    else:
+        any_ledger.root.mkdir(parents=True)
+        with sqlite3.connect(any_ledger.index.url) as conn:
+            conn.execute(OLD_RECORDS_TABLE)
+    root = tmp_path / "old-files"
+    shutil.copytree(OLD_LEDGER, root)
+    (root / "ledger.sqlite").unlink()
+    with Ledger(root, any_ledger.index.url) as old:
+        assert old.reindex() == {"records": 3, "events": 4, "skipped": 0}
+        assert invalid(old) == {}
+        new = record_in(full_draft(run_label="new"), into=old)
+        assert new.record.prev.startswith("sha256:") and invalid(old) == {}
+        with pytest.raises(Refused, match="already in the ledger"):
+            old.store(new.record)
+
+
 # ----- 3. a reproduction comes from a distinct run ---------------------------------------------
 def _recaptured(tmp_path, seconds: int, **git) -> Path:
     """The h100-single snapshot taken again ``seconds`` later (and after ``git`` changes to

@@ -41,6 +41,8 @@ def validate_file(path: str | Path) -> FileReport:
 def validate_ledger(ledger: Ledger) -> list[FileReport]:
     """Every file of the ledger, then the ledger as a whole: a report per file, and one per
     file that is missing or left over (exit 1 for ``validate`` when any is invalid)."""
+    if not ledger.root.is_dir():  # nothing to check, and nothing to create
+        return []
     reports, objs, present = [], {}, set()
     for path in ledger.files():
         report, obj = _validate(path)
