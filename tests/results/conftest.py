@@ -112,9 +112,7 @@ def ledger(tmp_path):
 @pytest.fixture
 def pg_ledger(tmp_path):
     """A ledger indexed in a fresh schema of the test PostgreSQL server."""
-    dsn = os.environ.get("STACKCHECK_TEST_POSTGRES_DSN")
-    if not dsn:
-        pytest.skip("STACKCHECK_TEST_POSTGRES_DSN is not set (source .ci/postgres.sh to start a throwaway server)")
+    dsn = postgres_dsn()
     import psycopg
 
     from stackcheck.results.ledger import Ledger
@@ -129,6 +127,18 @@ def pg_ledger(tmp_path):
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+def postgres_dsn() -> str:
+    """The test server's DSN. Without one the PostgreSQL tests skip, except in CI
+    (``CI=true``), where .ci/run starts a server and a missing one is a failure."""
+    dsn = os.environ.get("STACKCHECK_TEST_POSTGRES_DSN")
+    if not dsn:
+        why = "STACKCHECK_TEST_POSTGRES_DSN is not set (source .ci/postgres.sh to start a throwaway server)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {why}")
+        pytest.skip(why)
+    return dsn
+
+
 def with_search_path(dsn: str, schema: str) -> str:
     """A postgresql:// URL whose sessions use ``schema`` (so tests never share tables)."""
     sep = "&" if "?" in dsn else "?"
@@ -140,8 +150,9 @@ def record_in(ledger, catalog, tmp_path):
     """record_in(draft, snapshot="h100-single", into=ledger) → Recorded, through the real API."""
     from stackcheck.results import record
 
-    def _record(draft: dict, snapshot: str = "h100-single", into=None, cwd=None):
-        return record(draft, snapshot=snapshot_path(snapshot), ledger=into or ledger, catalog=catalog, cwd=cwd or tmp_path)
+    def _record(draft: dict, snapshot: str | Path = "h100-single", into=None, cwd=None):
+        snap = snapshot_path(snapshot) if isinstance(snapshot, str) else snapshot
+        return record(draft, snapshot=snap, ledger=into or ledger, catalog=catalog, cwd=cwd or tmp_path)
 
     return _record
 
@@ -150,6 +161,29 @@ def record_in(ledger, catalog, tmp_path):
 def any_ledger(request):
     """The same tests over the SQLite index and the PostgreSQL index."""
     return request.getfixturevalue("ledger" if request.param == "sqlite" else "pg_ledger")
+
+
+@pytest.fixture
+def results_cli(tmp_path, registry_file, capsys, monkeypatch):
+    """results_cli(*args, ledger_dir=DIR, ledger=DSN) → (exit code, stdout, stderr) through the
+    real entry point, from tmp_path (``record`` gets the test registry)."""
+    from stackcheck.cli import main
+
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args, ledger_dir, ledger=None):
+        argv = ["results", *args, "--ledger-dir", str(ledger_dir)]
+        if ledger:
+            argv += ["--ledger", ledger]
+        if args[0] == "record":
+            argv += ["--registry", str(registry_file)]
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        out = capsys.readouterr()
+        return done.value.code, out.out, out.err
+
+    return run
 
 
 @pytest.fixture

@@ -8,27 +8,15 @@ import os
 
 import pytest
 
-from stackcheck.cli import main
 from tests.results.conftest import full_draft, snapshot_path
 
 
 @pytest.fixture
-def sc(tmp_path, registry_file, capsys, monkeypatch):
+def sc(tmp_path, results_cli):
     """sc("record", file, ...) → (exit code, stdout, stderr) with a throwaway ledger."""
-    monkeypatch.chdir(tmp_path)
-    ledger_dir = tmp_path / "ledger"
 
     def run(*args, ledger=None):
-        argv = ["results", *args, "--ledger-dir", str(ledger_dir)]
-        if ledger:
-            argv += ["--ledger", ledger]
-        if args[0] == "record":
-            argv += ["--registry", str(registry_file)]
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as done:
-            main(argv)
-        out = capsys.readouterr()
-        return done.value.code, out.out, out.err
+        return results_cli(*args, ledger_dir=tmp_path / "ledger", ledger=ledger)
 
     return run
 

@@ -14,18 +14,18 @@ import pytest
 from stackcheck.results.contract import ResultRecord
 from stackcheck.results.ledger import Ledger
 from stackcheck.results.recording import complete
-from stackcheck.results.validation import validate_file
+from stackcheck.results.validation import validate_file, validate_ledger
 from tests.results.conftest import full_draft, snapshot_path
 
 PROCESSES, PER_PROCESS = 8, 50
 
 
-def _completed(catalog, tmp_path, **changes) -> ResultRecord:
+def _completed(catalog, tmp_path, snapshot="h100-single", raw_log=None, **changes) -> ResultRecord:
     from stackcheck.environment import load_snapshot
     from stackcheck.results.recording import load_draft, preflight
 
-    draft = load_draft(full_draft(**changes))
-    snap = load_snapshot(str(snapshot_path("h100-single")))
+    draft = load_draft(full_draft(raw_log, **changes))
+    snap = load_snapshot(str(snapshot_path(snapshot)))
     return complete(draft, snap, preflight(draft.profile, snap, catalog=catalog), cwd=tmp_path)
 
 
@@ -75,6 +75,9 @@ def test_many_processes_lose_nothing_and_duplicate_nothing(any_ledger, catalog, 
     labels = {e.record.run_label for e in entries}
     assert labels == {f"w{w}-{i}" for w in range(PROCESSES) for i in range(PER_PROCESS)} | {"everyone"}
     assert not any(p.name.startswith(".") for p in any_ledger.records_dir.iterdir())
+    assert all(r.valid for r in validate_ledger(any_ledger))
+    prevs = [e.record.prev for e in entries]
+    assert len(set(prevs)) == total and prevs.count("") == 1  # one linear chain: writers never fork it
 
 
 CRASH = textwrap.dedent(
@@ -96,6 +99,8 @@ CRASH = textwrap.dedent(
             original(self, row)
             crash()
         index._Tx.insert_record = insert_then_crash
+    elif where == "committed":  # record and its row committed, nothing after (where flag events were written)
+        Ledger._flags_raised_by = crash
     Ledger(root, url).store(msgspec.json.decode(open(record_file, "rb").read(), type=ResultRecord))
     """
 )

@@ -116,13 +116,14 @@ def record(file, snapshot_file, collect_env_file, registry, ledger, as_json):
 def validate(files, ledger, as_json):
     """Validate result drafts, stored records or ledger events, field by field.
 
-    Without FILE, validates every file in the ledger (corrupt and tampered records are
-    reported). Exit 1 when anything is invalid or tampered, 2 when a FILE is unreadable.
+    Without FILE, validates the whole ledger: every record and event file (corrupt and
+    tampered ones are reported), the chain that links them (a deleted, replaced or re-hashed
+    file is named), files and index rows without each other, stale temp files of crashed
+    writes. Exit 1 when anything is invalid or tampered, 2 when a FILE is unreadable.
     """
-    from stackcheck.results.validation import validate_file
+    from stackcheck.results.validation import validate_file, validate_ledger
 
-    paths = list(files) or list(ledger.files())
-    reports = [validate_file(p) for p in paths]
+    reports = [validate_file(p) for p in files] if files else validate_ledger(ledger)
     if as_json:
         emit_json(reports)
     else:
@@ -282,9 +283,15 @@ def assets(topic, ledger, as_json):
 @json_option
 def reindex(ledger, as_json):
     """Rebuild the index from the record and event files (after a crash, a copy, or to
-    move the index to PostgreSQL with --ledger)."""
+    move the index to PostgreSQL with --ledger). Files that are corrupt, tampered or not
+    storable in the index are skipped and named; stale temp files of crashed writes are
+    removed; the chain's head is kept."""
     counts = ledger.reindex()
     _warn_skipped(ledger)
+    for path in ledger.removed:
+        click.echo(f"stackcheck: removed stale temp file {path}", err=True)
+    for note in ledger.notes:
+        click.echo(f"stackcheck: warning: {note}", err=True)
     if as_json:
         emit_json(counts)
     else:

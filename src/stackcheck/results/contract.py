@@ -17,7 +17,8 @@ import msgspec
 from stackcheck.identifiers import problem, shown
 from stackcheck.models.snapshot import Snapshot
 
-RESULT_SCHEMA_VERSION = "1.0"
+# 1.1: records and events name their predecessor in the ledger (``prev``); 1.0 files stay valid
+RESULT_SCHEMA_VERSION = "1.1"
 
 Level = Literal["smoke", "mechanism", "measured", "reproduced", "delivery"]
 LEVELS: tuple[str, ...] = Level.__args__  # type: ignore[attr-defined]  # ladder order, lowest first
@@ -141,6 +142,9 @@ class ResultRecord(Claim, kw_only=True, forbid_unknown_fields=True):
     git: GitState = msgspec.field(default_factory=GitState)
     stackcheck_version: str = ""
     identity_key: str = ""  # "sha256:…" over the experiment's identity (see identity.py)
+    # "sha256:…" of the file stored just before this one in its ledger (the chain; set by
+    # Ledger.store, "" for the first file and in files written before schema 1.1)
+    prev: str = ""
     digest: str = ""  # "sha256:…" of this record with digest = ""
 
 
@@ -215,7 +219,8 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     ``promotion`` raises a record's level (``proof`` says what proved it), ``decision`` records
     what a topic decided about a run label (the newest one is the topic's current decision),
-    ``flag`` marks a record whose rerun fell outside the declared tolerance."""
+    ``flag`` marked a record whose rerun fell outside the declared tolerance (written by
+    ledgers before schema 1.1; flags are now derived from the records themselves)."""
 
     schema_version: str = RESULT_SCHEMA_VERSION
     kind: Literal["promotion", "decision", "flag"]
@@ -226,4 +231,5 @@ class Event(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     level: Level | None = None  # promotion: the level reached
     text: str = ""  # decision text, or the flag's reason
     proof: dict[str, str] = {}  # promotion: what proved it; flag: the rerun's id
+    prev: str = ""  # the file stored just before this one (see ResultRecord.prev)
     digest: str = ""

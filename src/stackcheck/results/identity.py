@@ -42,9 +42,40 @@ def identity_key(claim: Claim, profile_id: str) -> str:
     return sha256(canonical(identity_fields(claim, profile_id)))
 
 
+# Fields added after schema 1.0: left out of the digest while empty, so a file written before
+# they existed still hashes to the digest it was named after.
+_LATER_FIELDS = ("prev",)
+
+
 def content_digest(obj) -> str:
     """sha256 of a record or event with its ``digest`` field empty."""
-    return sha256(canonical(msgspec.structs.replace(obj, digest="")))
+    data = msgspec.to_builtins(msgspec.structs.replace(obj, digest=""))
+    for name in _LATER_FIELDS:
+        if data.get(name) == "":
+            del data[name]
+    return sha256(canonical(data))
+
+
+# Snapshot sections that say how, when and in which checkout a snapshot was taken (tool:
+# captured_at, command, stackcheck's version; git: the checkout's commit and state), not what
+# the environment is.
+SNAPSHOT_PROVENANCE = ("tool", "git")
+
+
+def environment_digest(snapshot) -> str:
+    """sha256 of a snapshot without its provenance sections: two snapshots of one unchanged
+    environment taken a minute apart, or after a commit, have the same environment digest."""
+    blank = {name: type(getattr(snapshot, name))() for name in SNAPSHOT_PROVENANCE}
+    return sha256(canonical(msgspec.structs.replace(snapshot, **blank)))
+
+
+def provenance_changes(a, b) -> list[str]:
+    """The provenance fields (``tool.captured_at`` …) in which two snapshots differ."""
+    out = []
+    for name in SNAPSHOT_PROVENANCE:
+        x, y = getattr(a, name), getattr(b, name)
+        out.extend(f"{name}.{f}" for f in x.__struct_fields__ if getattr(x, f) != getattr(y, f))
+    return out
 
 
 def short(digest: str, n: int = 16) -> str:

@@ -13,6 +13,7 @@ from typing import Protocol
 from stackcheck.results.contract import LEVELS, SERVING_BACKENDS, Event, Level, ResultRecord
 from stackcheck.identifiers import printable
 from stackcheck.shellcmd import code, command
+from stackcheck.results.identity import environment_digest, provenance_changes
 
 MIN_REPETITIONS = 3
 
@@ -21,7 +22,7 @@ class Evidence(Protocol):
     """What the ladder needs from the ledger (:class:`stackcheck.results.ledger.Ledger`)."""
 
     def same_candidate(self, record: ResultRecord) -> list[ResultRecord]: ...
-    def flags(self, record_id: str) -> list[Event]: ...
+    def flags(self, record: ResultRecord) -> list[Event]: ...
     def decisions(self, topic: str, run_label: str) -> list[Event]: ...
 
 
@@ -102,7 +103,7 @@ def _measured(r: ResultRecord, _ledger) -> list[str]:
 def _reproduced(r: ResultRecord, ledger) -> list[str]:
     if ledger is None:
         return ["reproduced: needs the ledger to find an independent run"]
-    out = [f"flag: {e.text}" for e in ledger.flags(_hex(r))]
+    out = [f"flag: {e.text}" for e in ledger.flags(r)]
     if not r.tolerance:
         out.append('tolerance: the topic declares no tolerance for reproduction (e.g. "tolerance": {"*": 0.05})')
         return out
@@ -111,6 +112,10 @@ def _reproduced(r: ResultRecord, ledger) -> list[str]:
             "reproduced: an independent run with the same identity key from another environment snapshot, "
             "at least measured, within tolerance"
         )
+        for other in ledger.same_candidate(r):
+            reason = same_run(r, other) if other.digest != r.digest else ""
+            if reason:
+                out.append(f"reproduced: {_hex(other)[:16]} is not an independent run: {reason}")
     return out
 
 
@@ -195,18 +200,56 @@ def relative_change(a: float, b: float) -> float:
     return (b - a) / max(abs(a), 1e-12)
 
 
+def same_run(r: ResultRecord, other: ResultRecord) -> str:
+    """Why ``other`` is not an independent run of ``r`` ("" when it is one). Independent means
+    from another environment: a snapshot that differs from ``r``'s in more than how, when and in
+    which checkout it was taken (:data:`~stackcheck.results.identity.SNAPSHOT_PROVENANCE`). The
+    same draft recorded twice in one environment, a minute apart, is one run."""
+    if other.snapshot_digest == r.snapshot_digest:
+        return "it was recorded with the same environment snapshot"
+    if environment_digest(other.snapshot) == environment_digest(r.snapshot):
+        changed = ", ".join(provenance_changes(r.snapshot, other.snapshot))
+        return (f"its environment snapshot differs only in {changed} (how, when or in which checkout it was "
+                "taken): the same environment, where a rerun shows repeatability, not reproduction")
+    return ""
+
+
 def reproductions(r: ResultRecord, ledger: Evidence) -> list[ResultRecord]:
-    """Independent runs that reproduce ``r``: same identity key, another snapshot, ok, at
-    least measured, every metric within ``r``'s tolerance."""
+    """Independent runs that reproduce ``r``: same identity key, another environment
+    (:func:`same_run`), ok, at least measured, every metric within ``r``'s tolerance."""
     return [
         other
         for other in ledger.same_candidate(r)
         if other.digest != r.digest
-        and other.snapshot_digest != r.snapshot_digest
+        and not same_run(r, other)
         and other.status == "ok"
         and not missing(other, "measured")
         and not within_tolerance(r, other)
     ]
+
+
+def contradiction(original: ResultRecord, rerun: ResultRecord) -> Event | None:
+    """The flag ``rerun`` puts on ``original`` (None: none): a later ok run of the same
+    candidate from another snapshot with a metric outside ``original``'s declared tolerance.
+    Derived from the two records alone, so it can neither be lost nor forged apart from them."""
+    if (
+        rerun.digest == original.digest
+        or rerun.identity_key != original.identity_key
+        or rerun.snapshot_digest == original.snapshot_digest
+        or rerun.status != "ok"
+        or original.status != "ok"
+        or rerun.created_at < original.created_at
+        or not original.tolerance
+    ):
+        return None
+    outside = [o for o in within_tolerance(original, rerun) if "no tolerance" not in o]
+    if not outside:
+        return None
+    return Event(
+        kind="flag", created_at=rerun.created_at, topic=original.topic, run_label=original.run_label,
+        record_id=_hex(original), text=f"rerun {_hex(rerun)[:16]} outside tolerance: " + "; ".join(outside),
+        proof={"rerun": _hex(rerun)},
+    )
 
 
 def _hex(r: ResultRecord) -> str:

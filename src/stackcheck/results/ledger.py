@@ -1,16 +1,22 @@
 """The append-only evidence ledger: write-once JSON files plus an index.
 
-Records live in ``<root>/records/<sha256>.json`` and events (promotions, decisions, flags) in
+Records live in ``<root>/records/<sha256>.json`` and events (promotions, decisions) in
 ``<root>/events/<sha256>.json``, each named by its content digest and created exclusively
 (temp file + fsync + hard link), so nothing is ever overwritten and a crash leaves either the
-whole file or none. The index (SQLite ``<root>/ledger.sqlite`` or PostgreSQL) is written
-after the file in one transaction; :meth:`Ledger.reindex` rebuilds it from the files.
+whole file or none. Each file names the one stored before it (``prev``, see
+:mod:`stackcheck.results.chain`). A writer takes the index's write lock, writes the file,
+then commits its row and the new chain head; an index error removes the file it wrote, so a
+failed write leaves nothing behind. :meth:`Ledger.reindex` rebuilds the index from the files.
+Flags (a later run outside a record's tolerance) are derived from the records themselves, so
+there is nothing separate to lose.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -20,12 +26,13 @@ import msgspec
 
 from stackcheck.errors import InputError, Refused
 from stackcheck.fileio import atomic_write, decode_json, read_bytes
-from stackcheck.results import ladder
-from stackcheck.results.contract import LEVELS, Event, Level, ResultRecord
+from stackcheck.results import chain, ladder
+from stackcheck.results.contract import Event, Level, ResultRecord
 from stackcheck.results.identity import content_digest, short
-from stackcheck.results.index import Index, default_url
+from stackcheck.results.index import Index, default_url, storage_problems
 
 LEDGER_DIR_ENV = "STACKCHECK_LEDGER_DIR"
+STALE_TEMP_S = 3600  # a hidden temp file this old is left by a crashed write, never one in progress
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -72,6 +79,8 @@ class Ledger:
         self.root = Path(root) if root is not None else default_root()
         self.index = Index(url or default_url(self.root))
         self.skipped: list[str] = []  # "path: problem" for files a listing had to skip
+        self.removed: list[str] = []  # stale temp files the last reindex removed
+        self.notes: list[str] = []  # what the last reindex found wrong beyond single files
 
     def __enter__(self) -> Ledger:
         return self
@@ -88,31 +97,75 @@ class Ledger:
         return self.root / "events"
 
     # ----- writing ----------------------------------------------------------------------
-    def store(self, record: ResultRecord) -> tuple[Stored, list[Event]]:
-        """Write a completed record once and index it; flag earlier runs of the same
-        candidate that this run does not reproduce. Returns the stored entry and the flags."""
-        if record.digest != content_digest(record):
+    def store(self, record: ResultRecord) -> tuple[Stored, list[Event], ResultRecord]:
+        """Write a completed record once, linked into the chain, and index it. Returns the
+        stored entry, the earlier runs of its candidate this run contradicts (flags derived
+        from the records, see :meth:`flags`) and the record as stored (with its ``prev``)."""
+        _storable(**indexed_fields(record))
+        if record.digest != _digest(record):
             raise Refused("record digest does not match its content; complete it with results.record()")
-        path = self.records_dir / f"{_hex(record.digest)}.json"
-        try:
-            atomic_write(path, msgspec.json.format(msgspec.json.encode(record), indent=1), exclusive=True)
-        except FileExistsError:
-            raise Refused(f"record {short(record.digest)} is already in the ledger ({path}); records are never replaced") from None
-        with self.index.transaction() as tx:
-            tx.insert_record(self._record_row(record, path))
-        flags = self._flag_earlier(record)
-        entry = Entry(record, path, record.evidence)
-        return entry.stored(), flags
+        content_id = _hex(_digest(msgspec.structs.replace(record, prev="")))
+        with self._undone_on_failure() as written, self.index.transaction() as tx:
+            tx.head()  # the write lock (PostgreSQL), before looking for the same record
+            existing = tx.stored_as(content_id)
+            if existing is not None:
+                where = self.root / existing
+                raise Refused(f"record {short(record.digest)} is already in the ledger ({where}); "
+                              "records are never replaced")
+            record = self._write_chained(tx, record, self.records_dir, self._record_row, tx.insert_record,
+                                         written)
+        entry = Entry(record, self._path(record), record.evidence)
+        return entry.stored(), self._flags_raised_by(record), record
 
     def append(self, kind: str, *, topic: str, run_label: str, **fields) -> Event:
-        """Write one event file once and index it (promotion, decision, flag)."""
+        """Write one event file once, linked into the chain, and index it (promotion, decision)."""
         event = Event(kind=kind, created_at=utc_now(), topic=topic, run_label=run_label, **fields)
-        event.digest = content_digest(event)
-        path = self.events_dir / f"{_hex(event.digest)}.json"
-        atomic_write(path, msgspec.json.format(msgspec.json.encode(event), indent=1), exclusive=True)
-        with self.index.transaction() as tx:
-            tx.insert_event(self._event_row(event, path))
-        return event
+        _storable(**indexed_fields(event))
+        with self._undone_on_failure() as written, self.index.transaction() as tx:
+            return self._write_chained(tx, event, self.events_dir, self._event_row, tx.insert_event, written)
+
+    @contextlib.contextmanager
+    def _undone_on_failure(self) -> Iterator[list[Path]]:
+        """Collects the files a write creates; when the write fails after one (its row or its
+        commit did not go through), removes each that the index does not hold, so a failed
+        write leaves nothing behind. A file whose fate the index cannot tell (the index is
+        gone) is kept for ``reindex``."""
+        written: list[Path] = []
+        try:
+            yield written
+        except BaseException:
+            for path in written:
+                try:
+                    held = self.index.query(f"SELECT 1 FROM {path.parent.name} WHERE id = ?", (path.stem,))
+                except InputError:  # the index cannot tell: keep the file
+                    continue
+                if not held:
+                    path.unlink(missing_ok=True)
+            raise
+
+    def _write_chained(self, tx, obj, directory: Path, make_row, insert, written: list[Path]):
+        """Inside ``tx`` (the write lock held): link ``obj`` to the head, write its file (added
+        to ``written``), index it and make it the head. Every check runs before the file is
+        written."""
+        head, _ = tx.head()
+        obj = msgspec.structs.replace(obj, prev=f"sha256:{head}" if head else "", digest="")
+        obj.digest = _digest(obj)
+        path = directory / f"{_hex(obj.digest)}.json"
+        row = make_row(obj, path)
+        _no_symlink(directory)
+        data = msgspec.json.format(msgspec.json.encode(obj), indent=1)
+        try:
+            atomic_write(path, data, exclusive=True)
+            written.append(path)
+        except FileExistsError:
+            # the same file, linked to the same head: a write that crashed before its index
+            # row; taking it in completes that write
+            if read_verified(path, type(obj))[0] != obj:
+                raise Refused(f"{path}: exists and differs from what is being stored; "
+                              "run `stackcheck results validate`") from None
+        insert(row)
+        tx.set_head(_hex(obj.digest), row["path"])
+        return obj
 
     def promote(self, record: ResultRecord, level: Level) -> Event:
         """Raise a record to ``level`` by appending a promotion event, or refuse with what is missing."""
@@ -134,35 +187,26 @@ class Ledger:
     def decide(self, topic: str, run_label: str, decision: str) -> Event:
         if not decision.strip():
             raise InputError("--decision: must not be empty")
+        _storable(topic=topic, run_label=run_label, text=decision.strip())
         if not self.index.records("WHERE topic = ? AND run_label = ?", (topic, run_label)):
             raise Refused(f"no record with topic {topic!r} and run label {run_label!r} in the ledger at {self.root}")
         return self.append("decision", topic=topic, run_label=run_label, text=decision.strip())
 
-    def _flag_earlier(self, rerun: ResultRecord) -> list[Event]:
+    def _flags_raised_by(self, rerun: ResultRecord) -> list[Event]:
+        """The flags ``rerun`` puts on earlier runs of its candidate (see :meth:`flags`)."""
         if rerun.status != "ok":
             return []
-        flags = []
-        for earlier in self._measured_runs_elsewhere(rerun):
-            if earlier.created_at > rerun.created_at or not earlier.tolerance:
-                continue
-            outside = [o for o in ladder.within_tolerance(earlier, rerun) if "no tolerance" not in o]
-            if outside:
-                text = f"rerun {short(rerun.digest)} outside tolerance: " + "; ".join(outside)
-                flags.append(
-                    self.append("flag", topic=earlier.topic, run_label=earlier.run_label, record_id=_hex(earlier.digest),
-                                text=text, proof={"rerun": _hex(rerun.digest)})
-                )
-        return flags
+        return _found(ladder.contradiction(r, rerun) for r in self._runs_elsewhere(rerun, later=False))
 
-    def _measured_runs_elsewhere(self, rerun: ResultRecord) -> list[ResultRecord]:
-        """Runs of the same candidate from other snapshots standing at measured or above:
-        the ones a rerun can contradict (selected in the index, so recording stays O(1))."""
-        measured = LEVELS[ladder.rank("measured"):]
-        marks = ", ".join("?" for _ in measured)
+    def _runs_elsewhere(self, record: ResultRecord, *, later: bool) -> list[ResultRecord]:
+        """The ok runs of ``record``'s candidate from other snapshots recorded after it (or
+        before it): the only ones that can flag it (or that it can flag). Selected in the
+        index, so recording stays O(1) in the size of the ledger."""
+        after = ">=" if later else "<="
         rows = self.index.records(
-            f"WHERE identity_key = ? AND snapshot_digest <> ? AND status = 'ok' AND (evidence IN ({marks})"
-            f" OR id IN (SELECT record_id FROM events WHERE kind = 'promotion' AND level IN ({marks})))",
-            (rerun.identity_key, rerun.snapshot_digest, *measured, *measured),
+            "WHERE identity_key = ? AND snapshot_digest <> ? AND status = 'ok'"
+            f" AND created_at {after} ? AND id <> ?",
+            (record.identity_key, record.snapshot_digest, record.created_at, _hex(record.digest)),
         )
         return [r for r in (self._load_row(row) for row in rows) if r is not None]
 
@@ -187,21 +231,30 @@ class Ledger:
     def entries(self, topic: str | None = None) -> list[Entry]:
         """Indexed records (optionally of one topic), each read and verified from its file;
         corrupt or tampered files are skipped and named in :attr:`skipped`."""
+        if topic:
+            _storable(topic=topic)
         rows = self.index.records("WHERE topic = ?", (topic,)) if topic else self.index.records()
         events = self._events_by_record()
+        loaded = [(r, row) for r, row in ((self._load_row(row), row) for row in rows) if r is not None]
+        runs: dict[str, list[ResultRecord]] = {}
+        for record, _ in loaded:
+            runs.setdefault(record.identity_key, []).append(record)
         out = []
-        for row in rows:
-            record = self._load_row(row)
-            if record is not None:
-                out.append(self._entry(record, self.root / row["path"], events.get(row["id"], [])))
+        for record, row in loaded:
+            derived = _found(ladder.contradiction(record, o) for o in runs[record.identity_key])
+            out.append(self._entry(record, self.root / row["path"], events.get(row["id"], []), derived))
         return out
 
     def same_candidate(self, record: ResultRecord) -> list[ResultRecord]:
         rows = self.index.records("WHERE identity_key = ?", (record.identity_key,))
         return [r for r in (self._load_row(row) for row in rows) if r is not None]
 
-    def flags(self, record_id: str) -> list[Event]:
-        return self._load_events(self.index.events("WHERE kind = 'flag' AND record_id = ?", (record_id,)))
+    def flags(self, record: ResultRecord) -> list[Event]:
+        """What contradicts ``record``: every later run of its candidate from another snapshot
+        outside its tolerance, derived from the records themselves (so a crash cannot lose a
+        flag and ``reindex`` recreates it), plus the flag events older ledgers wrote."""
+        derived = _found(ladder.contradiction(record, o) for o in self._runs_elsewhere(record, later=True))
+        return _with_derived(self._events_about(record, "flag"), derived)
 
     def decisions(self, topic: str, run_label: str) -> list[Event]:
         return self._load_events(self.index.events("WHERE kind = 'decision' AND topic = ? AND run_label = ?", (topic, run_label)))
@@ -214,12 +267,14 @@ class Ledger:
         return found[0] if found else None
 
     def level_of(self, record: ResultRecord) -> str:
-        promotions = self._load_events(self.index.events("WHERE kind = 'promotion' AND record_id = ?", (_hex(record.digest),)))
-        return _highest(record.evidence, promotions)
+        return _highest(record.evidence, self._events_about(record, "promotion"))
 
     def entry(self, record: ResultRecord, path: Path) -> Entry:
-        events = self._load_events(self.index.events("WHERE record_id = ?", (_hex(record.digest),)))
-        return self._entry(record, path, events)
+        return self._entry(record, path, [*self._events_about(record, "promotion"), *self.flags(record)])
+
+    def _events_about(self, record: ResultRecord, kind: str) -> list[Event]:
+        rows = self.index.events("WHERE kind = ? AND record_id = ?", (kind, _hex(record.digest)))
+        return self._load_events(rows)
 
     # ----- maintenance ------------------------------------------------------------------
     def files(self) -> Iterator[Path]:
@@ -228,33 +283,110 @@ class Ledger:
             if d.is_dir():
                 yield from sorted(p for p in d.glob("*.json") if not p.name.startswith("."))
 
+    def stale_temp_files(self, older_than: float = STALE_TEMP_S) -> list[Path]:
+        """Hidden temp files that crashed writes left behind (older than ``older_than`` s, so
+        never the file of a write in progress)."""
+        cutoff = time.time() - older_than
+        out = []
+        for d in (self.records_dir, self.events_dir):
+            if d.is_dir():
+                for p in sorted(d.glob(".*.tmp")):
+                    try:
+                        if p.lstat().st_mtime < cutoff:
+                            out.append(p)
+                    except FileNotFoundError:  # finished meanwhile
+                        pass
+        return out
+
     def reindex(self) -> dict[str, int]:
-        """Rebuild the index from the files, skipping (and naming) corrupt ones."""
-        records, events, skipped = [], [], []
+        """Rebuild the index from the files, skipping (and naming in :attr:`skipped`) corrupt
+        ones and ones the index cannot store; remove stale temp files. The chain's head is
+        kept (advanced over files that extend it), so a ledger that lost its newest files
+        keeps saying so."""
+        objs, skipped, present = {}, [], set()
         for path in self.files():
-            is_record = path.parent == self.records_dir
-            obj, problems = read_verified(path, ResultRecord if is_record else Event)
+            present.add(path.stem)
+            obj, problems = read_verified(path, ResultRecord if path.parent == self.records_dir else Event)
+            if not problems:
+                row = self._row(obj, path)
+                problems = [f"cannot be indexed: {p}" for p in storage_problems(row)]
             if problems:
                 skipped.append(f"{path}: {'; '.join(problems)}")
-            elif is_record:
-                records.append(self._record_row(obj, path))
             else:
-                events.append(self._event_row(obj, path))
+                objs[_hex(obj.digest)] = (obj, path)
+        links = self._links(objs)
+        self.removed = []
+        self.notes = [
+            f"{self._guess_path(missing)}: missing, but {link.path} names it as its predecessor "
+            "(a deleted, replaced or re-hashed file)"
+            for missing, link in chain.breaks(links, present)
+        ]
         with self.index.transaction() as tx:
+            head, head_path = tx.head()
+            if head in links or not head:
+                head = chain.tip(links, head)
+                head_path = str(Path(links[head].path).relative_to(self.root)) if head else ""
+            else:
+                self.notes.append(f"{self.root / head_path}: missing, but the index names it as the chain's "
+                                  "head (the newest files were removed); kept as the head, so `validate` "
+                                  "keeps reporting it")
             tx.clear()
-            for row in records:
-                tx.insert_record(row)
-            for row in sorted(events, key=lambda r: (r["created_at"], r["id"])):
+            rows = [self._row(obj, path) for obj, path in objs.values()]
+            for row in rows:
+                if "kind" not in row:
+                    tx.insert_record(row)
+            for row in sorted((r for r in rows if "kind" in r), key=lambda r: (r["created_at"], r["id"])):
                 tx.insert_event(row)
+            tx.set_head(head, head_path)
+            for temp in self.stale_temp_files():
+                temp.unlink(missing_ok=True)
+                self.removed.append(str(temp))
         self.skipped = skipped
-        return {"records": len(records), "events": len(events), "skipped": len(skipped)}
+        n_records = sum(1 for obj, _ in objs.values() if isinstance(obj, ResultRecord))
+        return {"records": n_records, "events": len(objs) - n_records, "skipped": len(skipped)}
+
+    def audit(self, objs: dict[str, tuple[object, Path]], present: set[str]) -> dict[str, list[str]]:
+        """Path → what is wrong with the ledger as a whole there, given every decoded and
+        untampered file (hex digest → (object, path)) and the names of all files there
+        (``present``, hex, tampered and corrupt ones too): the chain (a deleted, replaced or
+        re-hashed file), files and index rows without each other, events about records that
+        are not there, stale temp files."""
+        rows = [*self.index.records(), *self.index.events()]
+        indexed = {row["id"]: str(self.root / row["path"]) for row in rows}
+        head, head_path = self.index.head()
+        head_at = (head, str(self.root / head_path))
+        found = chain.problems(self._links(objs), present, indexed, head_at, self._guess_path)
+        for obj, path in objs.values():
+            if isinstance(obj, Event) and obj.record_id and obj.record_id not in present:
+                problem = f"record_id: no record {obj.record_id[:16]} in the ledger"
+                found.setdefault(str(path), []).append(problem)
+        for temp in self.stale_temp_files():
+            found.setdefault(str(temp), []).append(
+                f"stale temp file of an interrupted write (older than {STALE_TEMP_S // 60} min); "
+                "`stackcheck results reindex` removes it"
+            )
+        return found
+
+    def _links(self, objs: dict[str, tuple[object, Path]]) -> dict[str, chain.Link]:
+        return {h: chain.Link(h, _hex(o.prev), str(path), o.created_at) for h, (o, path) in objs.items()}
+
+    def _guess_path(self, hex_id: str) -> str:
+        return str(self.root / "{records,events}" / f"{hex_id}.json")
 
     # ----- internals --------------------------------------------------------------------
+    def _row(self, obj, path: Path) -> dict:
+        return self._record_row(obj, path) if isinstance(obj, ResultRecord) else self._event_row(obj, path)
+
+    def _path(self, obj) -> Path:
+        directory = self.records_dir if isinstance(obj, ResultRecord) else self.events_dir
+        return directory / f"{_hex(obj.digest)}.json"
+
     def _record_row(self, r: ResultRecord, path: Path) -> dict:
         return {
             "id": _hex(r.digest), "topic": r.topic, "run_label": r.run_label, "identity_key": r.identity_key,
             "evidence": r.evidence, "status": r.status, "created_at": r.created_at,
             "snapshot_digest": r.snapshot_digest, "path": str(path.relative_to(self.root)),
+            "content_id": _hex(content_digest(msgspec.structs.replace(r, prev=""))),
         }
 
     def _event_row(self, e: Event, path: Path) -> dict:
@@ -283,12 +415,12 @@ class Ledger:
             by_record.setdefault(event.record_id, []).append(event)
         return by_record
 
-    def _entry(self, record: ResultRecord, path: Path, events: list[Event]) -> Entry:
+    def _entry(self, record: ResultRecord, path: Path, events: list[Event], derived=()) -> Entry:
         return Entry(
             record=record,
             path=path,
             level=_highest(record.evidence, [e for e in events if e.kind == "promotion"]),
-            flags=[e for e in events if e.kind == "flag"],
+            flags=_with_derived([e for e in events if e.kind == "flag"], list(derived)),
         )
 
 
@@ -315,9 +447,51 @@ def verify(obj: ResultRecord | Event, path: str | os.PathLike | None = None) -> 
     return []
 
 
+def _with_derived(stored: list[Event], derived: list[Event]) -> list[Event]:
+    """Flag events of older ledgers, then the derived flags they do not already say."""
+    said = {(e.record_id, e.proof.get("rerun", "")) for e in stored}
+    return [*stored, *(f for f in derived if (f.record_id, f.proof.get("rerun", "")) not in said)]
+
+
+def _found(flags) -> list[Event]:
+    return [f for f in flags if f is not None]
+
+
+def indexed_fields(obj) -> dict:
+    """The values of a draft, record or event that the index stores (checked by
+    :func:`storage_problems` before anything is written)."""
+    fields = {"topic": obj.topic, "run_label": obj.run_label}
+    if isinstance(obj, Event):
+        fields.update(created_at=obj.created_at, text=obj.text, record_id=obj.record_id)
+    elif isinstance(obj, ResultRecord):
+        fields.update(created_at=obj.created_at, identity_key=obj.identity_key,
+                      snapshot_digest=obj.snapshot_digest)
+    return fields
+
+
+def _digest(obj) -> str:
+    try:
+        return content_digest(obj)
+    except UnicodeEncodeError as exc:  # only a Python caller can build such a string
+        what = type(obj).__name__
+        raise InputError(f"{what}: not valid Unicode text (a lone surrogate: {exc.reason})") from None
+
+
+def _storable(**values: str) -> None:
+    lacking = storage_problems(values)
+    if lacking:
+        raise InputError("; ".join(lacking))
+
+
+def _no_symlink(directory: Path) -> None:
+    if directory.is_symlink():
+        raise InputError(f"{directory}: is a symbolic link; ledger files are written only inside the ledger "
+                         "directory")
+
+
 def _highest(claimed: str, promotions: list[Event]) -> str:
     levels = [claimed, *(e.level for e in promotions if e.level)]
-    return max(levels, key=LEVELS.index)
+    return max(levels, key=ladder.rank)
 
 
 def _hex(digest: str) -> str:

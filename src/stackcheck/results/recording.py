@@ -53,7 +53,28 @@ def load_draft(source: Draft | dict | str | os.PathLike) -> Draft:
     found = problems(draft)
     if found:
         raise Refused("invalid result:\n  " + "\n  ".join(found))
+    where = _not_unicode(msgspec.to_builtins(draft))
+    if where:  # only a dict or Draft from Python can carry one; JSON text cannot
+        raise InputError(f"{where[0]}: not valid Unicode text (a lone surrogate at position {where[1]})")
     return draft
+
+
+def _not_unicode(value, where: str = "") -> tuple[str, int] | None:
+    """(field path, position) of the first string that cannot be encoded as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where or "(value)", exc.start
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        path = f"{where}.{key}".lstrip(".") if isinstance(key, str) else f"{where}[{key}]"
+        found = _not_unicode(key, f"{path} (its name)") if isinstance(key, str) else None
+        found = found or _not_unicode(item, path)
+        if found:
+            return found
+    return None
 
 
 def record(
@@ -82,7 +103,7 @@ def record(
         lacking = ladder.missing(rec, rec.evidence, ledger)
         if lacking:
             raise Refused(f"the result does not prove evidence level {rec.evidence!r}; missing:\n  - " + "\n  - ".join(lacking))
-        stored, flags = ledger.store(rec)
+        stored, flags, rec = ledger.store(rec)  # rec as stored: linked into the ledger's chain
         return Recorded(stored=stored, record=rec, flags=flags)
     finally:
         if own_ledger:
