@@ -481,29 +481,50 @@ def test_several_processes_recording_at_once_all_succeed_in_one_linear_chain(
 
 # ----- 5. what a backend cannot store is refused before anything is written --------------------
 @pytest.mark.parametrize(
-    ("field", "value", "message"),
+    ("field", "value", "refused", "message"),
     [
         (
             "topic",
             "inference/\x00qwen",
+            "draft: topic: must be one line without control characters, got 'inference/\\x00qwen'",
             "topic: control character U+0000 (NUL) at position 10; the index stores printable text only",
         ),
-        ("topic", "t" * 1_000_000, "topic: 1000000 bytes, the index stores at most 512"),
+        (
+            "topic",
+            "t" * 1_000_000,
+            "draft: topic: at most 256 characters, got 1000000",
+            "topic: 1000000 bytes, the index stores at most 512",
+        ),
         (
             "run_label",
             "base\x1bline",
+            "draft: run_label: must be one line without control characters, got 'base\\x1bline'",
             "run_label: control character U+001B at position 4; the index stores printable text only",
         ),
-        ("run_label", "base\ud800line", "run_label: not valid Unicode text (a lone surrogate at position 4)"),
+        (
+            "run_label",
+            "base\ud800line",
+            "draft: run_label: expected letters, digits, '.', '_' or '-' (no spaces), got 'base\\ud800line'",
+            "run_label: not valid Unicode text (a lone surrogate at position 4)",
+        ),
     ],
 )
 def test_unstorable_values_are_refused_before_anything_is_written(
-    record_in, any_ledger, field, value, message
+    record_in, any_ledger, field, value, refused, message
 ):
+    # the draft is refused first by the identifier rule (stackcheck.identifiers) ...
     with pytest.raises(InputError) as err:
         record_in(full_draft(**{field: value}), into=any_ledger)
-    assert str(err.value) == message
+    assert str(err.value) == refused
     assert ledger_files(any_ledger) == [] and any_ledger.index.records() == []
+    # ... and a record built past it (library use) by the ledger, identically on both backends
+    good = record_in(full_draft(), into=any_ledger).record
+    before = ledger_files(any_ledger)
+    bad = msgspec.structs.replace(good, **{field: value}, prev="")  # refused before its digest is checked
+    with pytest.raises(InputError) as err:
+        any_ledger.store(bad)
+    assert str(err.value) == message
+    assert ledger_files(any_ledger) == before
     with pytest.raises(InputError, match=re.escape(message.split(" at ")[0].split(";")[0])):
         any_ledger.decide(value if field == "topic" else "t", value if field == "run_label" else "r", "x")
 
@@ -527,8 +548,7 @@ def test_an_unstorable_record_on_disk_never_breaks_reindex(record_in, any_ledger
     bad_path = any_ledger.records_dir / f"{hex_of(bad)}.json"
     bad_path.write_bytes(msgspec.json.encode(bad))  # a hand-made file: record() would refuse it
     assert validate_file(bad_path).problems == [
-        "cannot be stored in the index: topic: control character U+0000 (NUL) at position 10; "
-        "the index stores printable text only"
+        "topic: must be one line without control characters, got 'inference/\\x00qwen'"
     ]
     assert any_ledger.reindex() == {"records": 1, "events": 0, "skipped": 1}
     assert any_ledger.skipped == [
@@ -545,9 +565,9 @@ def test_unstorable_input_is_one_line_and_exit_2_from_the_cli(results_cli, tmp_p
         "record", str(draft), "--snapshot", str(snapshot_path("h100-single")), ledger_dir=tmp_path / "l"
     )
     assert (code, out) == (2, "")
-    assert (
-        err == "stackcheck: error: topic: control character U+0000 (NUL) at position 10; "
-        "the index stores printable text only\n"
+    assert err == (
+        f"stackcheck: error: {draft}: topic: must be one line without control characters, "
+        "got 'inference/\\x00qwen'\n"
     )
     assert not (tmp_path / "l" / "records").exists()
 

@@ -76,7 +76,13 @@ def _validate(path: Path) -> tuple[FileReport, object | None]:
     if obj is not None:
         if kind != "event":
             found = [*problems(obj), *found]
-        found += [f"cannot be stored in the index: {p}" for p in storage_problems(indexed_fields(obj))]
+        # a field the contract already refused (the identifier rule) is not reported twice
+        flagged = {p.partition(":")[0] for p in found}
+        found += [
+            f"cannot be stored in the index: {p}"
+            for p in storage_problems(indexed_fields(obj))
+            if p.partition(":")[0] not in flagged
+        ]
         if kind == "record" and not found:
             level = LEVELS[min(LEVELS.index(obj.evidence), SELF_EVIDENT)]
             found = [f"evidence: claims {obj.evidence} but {m}" for m in ladder.missing(obj, level)]
