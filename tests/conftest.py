@@ -11,3 +11,15 @@ if "STACKCHECK_CACHE_DIR" not in os.environ:
     _cache = tempfile.mkdtemp(prefix="stackcheck-test-cache-")
     os.environ["STACKCHECK_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, True)
+
+# Property tests are deterministic: the same examples on every run and machine (a failure
+# found once is a failure every time, never a 1-in-15 flake), no example database, no
+# timing-based deadline or health check (these machines are shared and noisy). Tests keep
+# their own max_examples. HYPOTHESIS_PROFILE=explore searches with fresh random seeds.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "ci", derandomize=True, database=None, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("explore", deadline=None, database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -214,9 +214,10 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     plat = snap.platform
     if plat.system and plat.system != "Linux" or plat.libc_family == "musl":
         return ScopeMatch.failed("not a glibc system")
-    if not plat.libc_version:
+    have = version(plat.libc_version)
+    if have is None:  # empty, or not a version ("N/A" in a collect_env paste)
         return ScopeMatch.unknown("glibc version")
-    if version(plat.libc_version) < Version(need):
+    if have < Version(need):
         return ScopeMatch.held(
             f"glibc {plat.libc_version} with {dist.name} {dist.version}",
             expected=[f"glibc >= {need} (manylinux_{need.replace('.', '_')} wheels)"],
