@@ -12,6 +12,16 @@ if "STACKCHECK_CACHE_DIR" not in os.environ:
     os.environ["STACKCHECK_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, True)
 
+# No test reads the real home directory: ~ (Jupyter's user data dir, the user site, git's
+# global config, ~/.config) is an empty throwaway directory for the whole session and every
+# subprocess it starts; variables that point elsewhere in a user's home are dropped.
+_home = tempfile.mkdtemp(prefix="stackcheck-test-home-")
+atexit.register(shutil.rmtree, _home, True)
+os.environ["HOME"] = _home
+for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_DIRS", "PYTHONUSERBASE",
+             "JUPYTER_PATH", "JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_PATH"):
+    os.environ.pop(_var, None)
+
 # Property tests are deterministic: the same examples on every run and machine (a failure
 # found once is a failure every time, never a 1-in-15 flake), no example database, no
 # timing-based deadline or health check (these machines are shared and noisy). Tests keep

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import SNAPSHOTS
+from tests.factories import SNAPSHOTS, missing_prerequisite
 
 HEX40_A, HEX40_B = "a" * 40, "b" * 40
 TEMPLATE = "1" * 64
@@ -109,12 +109,23 @@ def ledger(tmp_path):
         yield led
 
 
+def postgres_dsn() -> str:
+    """The test PostgreSQL server's DSN. Without one the PostgreSQL tests skip, saying why —
+    and fail when CI=true: CI starts the server (.ci/postgres.sh), so no DSN there means the
+    server did not start, and a skip would pass a ledger path nobody tested."""
+    dsn = os.environ.get("STACKCHECK_TEST_POSTGRES_DSN")
+    if not dsn:
+        missing_prerequisite(
+            "STACKCHECK_TEST_POSTGRES_DSN is not set: the PostgreSQL server did not start "
+            "(source .ci/postgres.sh to start a throwaway server)"
+        )
+    return dsn
+
+
 @pytest.fixture
 def pg_ledger(tmp_path):
     """A ledger indexed in a fresh schema of the test PostgreSQL server."""
-    dsn = os.environ.get("STACKCHECK_TEST_POSTGRES_DSN")
-    if not dsn:
-        pytest.skip("STACKCHECK_TEST_POSTGRES_DSN is not set (source .ci/postgres.sh to start a throwaway server)")
+    dsn = postgres_dsn()
     import psycopg
 
     from stackcheck.results.ledger import Ledger
