@@ -5,6 +5,8 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 # The probe's metadata cache goes to a throwaway directory, never the user's ~/.cache;
 # subprocesses (the CLI under test) inherit it.
 if "STACKCHECK_CACHE_DIR" not in os.environ:
@@ -33,3 +35,18 @@ settings.register_profile(
 )
 settings.register_profile("explore", deadline=None, database=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def stackcheck_main(capsys):
+    """run(*args) -> (exit code, stdout, stderr) of `stackcheck ARGS`, in-process through the
+    console script's own entry point (one-line errors, exit codes as a user sees them)."""
+    from stackcheck.cli import main
+
+    def run(*args) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as info:
+            main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return info.value.code, out, err
+
+    return run

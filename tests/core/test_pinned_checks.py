@@ -7,6 +7,8 @@ CUDA_VISIBLE_DEVICES leaves visible.
 
 from __future__ import annotations
 
+import pytest
+
 from stackcheck.checks.context import Context
 from stackcheck.checks.registry import all_checks
 from stackcheck.judge import judge
@@ -65,6 +67,29 @@ def test_pkg003_only_the_last_entry_installed_still_blocks():
     assert [o.verdict for o in outcomes("PKG003", snap, make_profile(forbidden=FORBIDDEN))] == ["ok", "ok", "ok", "blocked"]
 
 
+@pytest.mark.parametrize("status", ["failed", "timeout", "absent"])
+def test_pkg001_to_003_skip_without_a_package_list(status):
+    snap = make_snapshot(dist("vllm", "0.11.0"))
+    snap.packages.status, snap.packages.source = status, "metadata"
+    prof = make_profile(requirements=["vllm"], constraints=["numpy<2"], forbidden=[{"requirement": "vllm"}])
+    why = f"the snapshot has no package list ({status}, source metadata)"
+    assert [(o.verdict, o.reason) for o in outcomes("PKG001", snap, prof)] == [("skipped", why)]
+    assert [(o.verdict, o.reason) for o in outcomes("PKG002", snap, prof)] == [("skipped", why)]
+    assert [(o.verdict, o.reason) for o in outcomes("PKG003", snap, prof)] == [("skipped", "the snapshot has no package list")]
+
+
+def test_invalid_profile_requirements_are_skipped_by_name():
+    snap = make_snapshot(dist("vllm", "0.11.0"))
+    prof = make_profile(requirements=["vllm>>1"], constraints=["numpy<<2"], forbidden=[{"requirement": "vllm=!1"}])
+    hint = "in the profile (run `stackcheck profiles validate`)"
+    assert [(o.verdict, o.subject, o.reason) for o in outcomes("PKG001", snap, prof)] == [
+        ("skipped", "vllm>>1", f"invalid requirement 'vllm>>1' {hint}")]
+    assert [(o.verdict, o.subject, o.reason) for o in outcomes("PKG002", snap, prof)] == [
+        ("skipped", "numpy<<2", f"invalid requirement 'numpy<<2' {hint}")]
+    assert [(o.verdict, o.subject, o.reason) for o in outcomes("PKG003", snap, prof)] == [
+        ("skipped", "vllm=!1", "invalid forbidden requirement 'vllm=!1' in the profile")]
+
+
 # ---------------------------------------------------------------- GPU004
 H100 = ("NVIDIA H100 80GB HBM3", "9.0", 79.6)
 V100 = ("Tesla V100-SXM2-32GB", "7.0", 31.7)
@@ -110,3 +135,86 @@ def test_gpu004_both_visible_judges_both():
 def test_gpu004_nothing_visible_is_skipped():
     [o] = outcomes("GPU004", h100_v100([]))
     assert (o.verdict, o.reason) == ("skipped", "no visible NVIDIA GPU")
+
+
+# ---------------------------------------------------------------- GPU001 when the GPU facts failed
+NVML_FIX = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
+
+
+@pytest.mark.parametrize(
+    "status, error, shown",
+    [
+        ("failed", "NVML error 999: Unknown Error", "NVML error 999: Unknown Error"),
+        ("timeout", "NVML: no answer within 5 s (driver hung?)", "NVML: no answer within 5 s (driver hung?)"),
+        ("failed", None, "no detail"),
+    ],
+)
+def test_gpu001_when_nvml_failed_or_timed_out(status, error, shown):
+    from stackcheck.models import snapshot as S
+
+    snap = make_snapshot()
+    snap.accelerators = S.AcceleratorSection(status=status, source="nvml", error=error)
+    [o] = outcomes("GPU001", snap, make_profile(gpu={"min_count": 2}))
+    assert (o.verdict, o.observed, o.expected, o.fix) == (
+        "blocked", f"GPU facts could not be gathered ({status}): {shown}", ">= 2 GPU(s)", NVML_FIX)
+    # the judged report is blocked on GPU001 (a profile that needs GPUs), GPU002/003 say why they skip
+    report = judge(snap, command="preflight", profile=make_profile(gpu={"min_count": 2, "min_memory_gib": 40}))
+    assert [(c.id, c.verdict, c.reason) for c in report.checks if c.id.startswith("GPU00") and c.id != "GPU004"] == [
+        ("GPU001", "blocked", None), ("GPU002", "skipped", "no visible GPU (see GPU001)")]
+
+
+def test_gpu001_names_cuda_visible_devices_when_it_hides_every_gpu():
+    snap = make_snapshot(gpus=[("Tesla T4", "7.5", 15)])
+    snap.accelerators.gpus[0].visible = False
+    snap.accelerators.cuda_visible_devices = "1"
+    [o] = outcomes("GPU001", snap, make_profile(gpu={}))
+    assert (o.verdict, o.observed, o.expected, o.fix) == (
+        "blocked", "no NVIDIA GPU found; CUDA_VISIBLE_DEVICES='1' hides 1 GPU(s)", ">= 1 GPU(s)", "unset or correct CUDA_VISIBLE_DEVICES")
+    plain = make_snapshot()
+    plain.accelerators.cuda_visible_devices = ""  # set, but there is no GPU to hide
+    [o] = outcomes("GPU001", plain, make_profile(gpu={}))
+    assert o.observed == "no NVIDIA GPU found (looked at /sys/module/nvidia/version)"
+    assert o.fix.startswith("run on a machine with a GPU, or choose a CPU profile")
+
+
+def test_gpu001_a_zero_min_count_still_needs_one_gpu():
+    [o] = outcomes("GPU001", make_snapshot(gpus=[("Tesla T4", "7.5", 15)]), make_profile(gpu={"min_count": 0}))
+    assert (o.verdict, o.observed, o.expected) == ("ok", "1 visible GPU(s): Tesla T4", ">= 1")
+
+
+# ---------------------------------------------------------------- GPU002/GPU003/CUDA001/CUDA003/PLAT001 edges
+def test_gpu_checks_skip_saying_why():
+    prof = make_profile(gpu={"min_memory_gib": 40, "min_compute_capability": "8.0", "torch_cuda": ">=12.6"})
+    unknown_memory = make_snapshot(gpus=[("Tesla T4", "7.5", 15)], torch="2.8.0+cu128", torch_cuda="12.8")
+    unknown_memory.accelerators.gpus[0].memory_total_bytes = None
+    assert [(o.verdict, o.subject, o.reason) for o in outcomes("GPU002", unknown_memory, prof)] == [
+        ("skipped", "GPU 0", "memory of this GPU is unknown")]
+    no_gpu = make_snapshot(torch="2.8.0+cu128", torch_cuda="12.8")
+    for check_id in ("GPU002", "GPU003"):
+        assert [(o.verdict, o.reason) for o in outcomes(check_id, no_gpu, prof)] == [("skipped", "no visible GPU (see GPU001)")]
+    assert [(o.verdict, o.reason) for o in outcomes("CUDA001", make_snapshot(), prof)] == [
+        ("skipped", "torch is not installed or its version file was not read (see PKG001)")]
+    bad_spec = make_profile(gpu={"torch_cuda": "=>12"})
+    assert [(o.verdict, o.reason) for o in outcomes("CUDA001", no_gpu, bad_spec)] == [
+        ("skipped", "invalid gpu.torch_cuda '=>12' in the profile")]
+    # no thresholds in the profile: nothing to judge
+    for check_id in ("GPU002", "GPU003", "CUDA001"):
+        assert outcomes(check_id, unknown_memory, make_profile(gpu={})) == []
+
+
+def test_cuda003_ok_outcomes_name_the_build():
+    gpu = make_snapshot(gpus=[("Tesla T4", "7.5", 15)], torch="2.8.0+cu128", torch_cuda="12.8")
+    assert [(o.verdict, o.observed) for o in outcomes("CUDA003", gpu)] == [("ok", "torch 2.8.0+cu128 (CUDA 12.8)")]
+    cpu = make_snapshot(torch="2.8.0+cu128", torch_cuda="12.8")
+    assert [(o.verdict, o.observed) for o in outcomes("CUDA003", cpu)] == [("ok", "torch 2.8.0+cu128; no NVIDIA GPU")]
+
+
+def test_plat001_ok_on_a_hosted_platform_with_a_gpu():
+    from stackcheck.models.snapshot import HostedPlatform
+
+    colab = make_snapshot(gpus=[("Tesla T4", "7.5", 15)], hosted=[HostedPlatform(name="colab", signal="COLAB_GPU=1", gpu_expected=True)])
+    assert [(o.verdict, o.observed) for o in outcomes("PLAT001", colab, make_profile(gpu={}))] == [("ok", "hosted on colab")]
+    runner = make_snapshot(hosted=[HostedPlatform(name="GitHub Actions", signal="GITHUB_ACTIONS=true", gpu_expected=False)])
+    assert [(o.verdict, o.observed) for o in outcomes("PLAT001", runner, make_profile(gpu={}))] == [
+        ("blocked", "GitHub Actions (GITHUB_ACTIONS=true) offers no GPU here")]
+    assert outcomes("PLAT001", runner, make_profile()) == []  # a CPU profile
