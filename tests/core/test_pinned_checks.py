@@ -218,3 +218,49 @@ def test_plat001_ok_on_a_hosted_platform_with_a_gpu():
     assert [(o.verdict, o.observed) for o in outcomes("PLAT001", runner, make_profile(gpu={}))] == [
         ("blocked", "GitHub Actions (GITHUB_ACTIONS=true) offers no GPU here")]
     assert outcomes("PLAT001", runner, make_profile()) == []  # a CPU profile
+
+
+# ---------------------------------------------------------------- CUDA001 fixes, GPU002 figures
+H100_ONLY = [("NVIDIA H100 80GB HBM3", "9.0", 79.6)]
+
+
+@pytest.mark.parametrize(
+    "torch, cuda, driver_cuda, fix",
+    [
+        # this release has a build in the range the driver runs: the same release from that index
+        ("2.8.0+cu121", "12.1", "12.6", "/env/bin/python -m pip install torch==2.8.0 --index-url https://download.pytorch.org/whl/cu126"),
+        # this release has no such build: the profile's own torch range, from the newest fitting index
+        ("2.3.1+cu121", "12.1", "12.9",
+         "torch 2.3.1 has no CUDA ==12.8 build: /env/bin/python -m pip install 'torch>=2.7' --index-url https://download.pytorch.org/whl/cu128"),
+        ("2.3.1+cu121", "12.1", "",  # driver's CUDA unknown: any build may run
+         "torch 2.3.1 has no CUDA ==12.8 build: /env/bin/python -m pip install 'torch>=2.7' --index-url https://download.pytorch.org/whl/cu128"),
+        # no build in the range runs on this driver
+        ("2.3.1+cu121", "12.1", "11.4", "install a torch build for CUDA ==12.8, after upgrading the driver (it supports CUDA 11.4)"),
+    ],
+)
+def test_cuda001_fix_names_a_build_the_driver_runs(torch, cuda, driver_cuda, fix):
+    spec = ">=12.4" if torch.startswith("2.8") else "==12.8"
+    prof = make_profile(gpu={"torch_cuda": spec}, requirements=["torch>=2.7"])
+    snap = make_snapshot(gpus=H100_ONLY, torch=torch, torch_cuda=cuda, driver_cuda=driver_cuda)
+    [o] = outcomes("CUDA001", snap, prof)
+    assert (o.verdict, o.observed, o.expected, o.fix) == ("blocked", f"torch {torch} is a CUDA {cuda} build", f"CUDA {spec}", fix)
+
+
+def test_cuda003_fix_is_the_newest_build_the_driver_runs():
+    snap = make_snapshot(gpus=H100_ONLY, torch="2.8.0+cpu", torch_cuda=None, driver_cuda="12.6")
+    [o] = outcomes("CUDA003", snap)
+    assert (o.verdict, o.fix) == ("warning", "/env/bin/python -m pip install torch==2.8.0 --index-url https://download.pytorch.org/whl/cu126")
+
+
+def test_gpu002_reports_gib_of_the_reported_total():
+    snap = make_snapshot(gpus=[("NVIDIA A100-SXM4-80GB", "8.0", 79.3)])
+    assert [(o.verdict, o.observed, o.expected) for o in outcomes("GPU002", snap, make_profile(gpu={"min_memory_gib": 80}))] == [
+        ("ok", "GPU 0 NVIDIA A100-SXM4-80GB: 79.3 GiB", ">= 80 GiB")]
+
+
+def test_plat001_a_cpu_only_platform_with_a_visible_gpu_is_fine():
+    from stackcheck.models.snapshot import HostedPlatform
+
+    snap = make_snapshot(gpus=[("Tesla T4", "7.5", 15)],
+                         hosted=[HostedPlatform(name="github-actions", signal="GITHUB_ACTIONS=true", gpu_expected=False)])
+    assert [(o.verdict, o.observed) for o in outcomes("PLAT001", snap, make_profile(gpu={}))] == [("ok", "hosted on github-actions")]
