@@ -29,7 +29,7 @@ def test_json_has_every_section_and_no_secret():
     # nothing failed or timed out here, and a section is "absent" exactly when it found nothing
     found = {
         "python": True, "packages": True, "platform": True, "env": True,
-        "hosted": bool(data["hosted"]["platforms"]), "accelerators": bool(data["accelerators"]["gpus"]),
+        "hosted": bool(data["hosted"]["platforms"]), "accelerators": bool(data["accelerators"]["gpus"] or data["accelerators"]["driver_version"]),
         "torch": bool(data["torch"]["version"]), "toolchain": bool(data["toolchain"]["nvcc"] or data["toolchain"]["gcc"]),
         "kernels": bool(data["kernels"]["kernels"]), "git": (ROOT / ".git").exists(),
     }
