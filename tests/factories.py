@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import NoReturn
 
 import msgspec
 import pytest
@@ -15,9 +17,25 @@ SNAPSHOTS = DATA / "snapshots"
 
 
 def shared_dir() -> Path:
-    """The project's shared/ tree: beside the checkout (as CI lays it), else /work/shared."""
-    beside = Path(__file__).resolve().parents[2] / "shared"
-    return beside if beside.is_dir() else Path("/work/shared")
+    """The project's shared/ tree: $STACKCHECK_SHARED_DIR, else the nearest ``shared/`` beside
+    the checkout or beside one of the folders above it (CI lays it beside the checkout; a
+    worktree checkout sits a level or two deeper). No absolute path of any machine."""
+    if os.environ.get("STACKCHECK_SHARED_DIR"):
+        return Path(os.environ["STACKCHECK_SHARED_DIR"])
+    checkout = Path(__file__).resolve().parents[1]
+    for folder in checkout.parents:
+        if (folder / "shared").is_dir():
+            return folder / "shared"
+    return checkout.parent / "shared"  # absent: the tests that need it say so
+
+
+def missing_prerequisite(reason: str) -> NoReturn:
+    """A test's prerequisite (a server, an interpreter with torch) is missing: skip, saying
+    why — but fail in CI (CI=true), which provides every prerequisite, so a broken CI setup
+    never passes as a row of skips."""
+    if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+        pytest.fail(f"CI=true but {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
 SHARED = shared_dir()

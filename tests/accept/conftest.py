@@ -1,7 +1,11 @@
 """Real throwaway interpreters for the acceptance tests.
 
-``ml_python``: a venv with torch (the CPU build pip finds locally), numpy and safetensors,
-built once per test session (under xdist once for all workers, behind a file lock).
+``ml_python``: a venv with torch, numpy and safetensors, built once per test session (under
+xdist once for all workers, behind a file lock). Nothing is downloaded: the distributions,
+and every distribution they require, are installed into the venv's site-packages by linking
+their files (package folders and ``.dist-info``) from the environment that runs the tests —
+where CI installed the real torch 2.13.0 CPU wheel. So the venv is a real venv that imports
+the real torch, with the metadata a pip install leaves.
 ``bare_python``: a venv with nothing installed.
 """
 
@@ -15,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-ML_PACKAGES = ["torch==2.13.0", "numpy", "safetensors"]  # torch: the CPU wheel pip finds locally
+from tests.factories import missing_prerequisite
+
+ML_PACKAGES = ["torch==2.13.0", "numpy", "safetensors"]  # torch: the CPU build CI installs
 
 
 def _venv(path: Path, packages: list[str]) -> str:
@@ -24,14 +30,46 @@ def _venv(path: Path, packages: list[str]) -> str:
         return str(python)
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
     if packages:
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile", *packages],
-            check=True, timeout=900,
-        )
-        # --no-compile skips byte-compiling all of torch; compile what an import needs, once
+        link_install(python, packages)
         subprocess.run([str(python), "-c", "import torch, numpy, safetensors.torch"], check=True, timeout=900)
     (path / ".complete").write_text("ok\n")
     return str(python)
+
+
+def link_install(python: Path, requirements: list[str]) -> list[str]:
+    """Install ``requirements`` and what they require (markers evaluated, no extras) into the
+    venv of ``python`` from the distributions this test process sees, by linking their
+    top-level files; distributions the venv already has stay. Returns the names linked.
+    A requirement this process cannot satisfy skips the test (fails it in CI)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    present = {canonicalize_name(d.metadata["Name"]) for d in metadata.distributions(path=[str(site)])}
+    todo, linked = [Requirement(r) for r in requirements], []
+    while todo:
+        req = todo.pop(0)
+        name = canonicalize_name(req.name)
+        if name in present:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            missing_prerequisite(f"{req} is not installed in the test environment ({sys.executable})")
+        if not req.specifier.contains(dist.version, prereleases=True):
+            missing_prerequisite(f"the test environment has {name} {dist.version}, not {req}")
+        tops = {Path(str(f)).parts[0] for f in dist.files or ()} - {"..", "__pycache__"}
+        for top in sorted(tops):
+            source = Path(dist.locate_file(top))
+            if source.exists() and not (site / top).exists():
+                (site / top).symlink_to(source, target_is_directory=source.is_dir())
+        present.add(name)
+        linked.append(name)
+        todo += [r for r in map(Requirement, dist.requires or ()) if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return linked
 
 
 def _shared(tmp_path_factory, worker_id: str, name: str, packages: list[str]) -> str:

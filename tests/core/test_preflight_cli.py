@@ -134,7 +134,8 @@ def test_malformed_registry_and_unknown_profile_exit_2(tmp_path):
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and str(reg) in proc.stderr
     reg.write_text(json.dumps({"include_builtin": False, "profiles": [{"id": "BASE"}]}))
     proc = run("preflight", "--registry", str(reg), "-p", "BASEE")
-    assert proc.returncode == 2 and "BASE" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"stackcheck: error: {reg}: unknown profile ID 'BASEE'; did you mean BASE?\n"
 
 
 def test_recorded_snapshots_judge_without_errors_against_every_builtin_profile():

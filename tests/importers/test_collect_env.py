@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from stackcheck.errors import InputError
 from stackcheck.importers.collect_env import find_collect_env_block, parse_collect_env
 from stackcheck.models.snapshot import Snapshot
+from tests.factories import missing_prerequisite
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "collect_env"
 
@@ -231,7 +232,7 @@ def test_live_collect_env_agrees_with_live_snapshot():
 
     python = _torch_python()
     if python is None:
-        pytest.skip("no interpreter with torch (set STACKCHECK_TORCH_PYTHON or build benchmarks/_refenv.py)")
+        missing_prerequisite("no interpreter with torch (set STACKCHECK_TORCH_PYTHON or build benchmarks/_refenv.py)")
     done = subprocess.run([python, "-m", "torch.utils.collect_env"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     theirs = parse_collect_env(done.stdout, source="live collect_env")

@@ -3,7 +3,8 @@ compat checks give an answer, never a traceback."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from stackcheck.checks.context import Context
@@ -42,8 +43,18 @@ def snapshots(draw) -> S.Snapshot:
     )
 
 
+def _unparsable_glibc(libc_version: str) -> S.Snapshot:
+    """torch 2.8.0 (its wheels need glibc 2.28) on Linux whose glibc version is no version."""
+    return S.Snapshot(
+        packages=S.PackagesSection(status="ok", distributions=[S.Distribution(name="torch", version="2.8.0+cu128", location="/x")]),
+        platform=S.PlatformSection(system="Linux", machine="x86_64", libc_family="glibc", libc_version=libc_version),
+        torch=S.TorchSection(status="ok", version="2.8.0+cu128", cuda="12.8"),
+    )
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(snapshots())
+@example(_unparsable_glibc("N/A"))  # found by this property: glibc-below-wheel compared None with a Version
 def test_scopes_and_compat_checks_never_raise(snap):
     for rule in SCOPED:
         m = evaluate(rule.scope, snap, KB)
@@ -57,3 +68,13 @@ def test_scopes_and_compat_checks_never_raise(snap):
             assert o.verdict in ("ok", "warning", "blocked", "skipped")
             assert o.verdict != "skipped" or o.reason
             assert o.verdict not in ("warning", "blocked") or (o.observed and o.expected and o.fix)
+
+
+@pytest.mark.parametrize("libc_version", ["N/A", "x.y", ""])
+def test_unparsable_glibc_version_leaves_the_glibc_rule_unjudged(libc_version):
+    """KB030 (glibc-below-wheel:torch): no parsable glibc version -> unknown, not a crash."""
+    [rule] = [r for r in KB.rules if r.scope.predicate == "glibc-below-wheel:torch"]
+    m = evaluate(rule.scope, _unparsable_glibc(libc_version), KB)
+    assert (m.matches, m.applicable, m.missing) == (False, False, ["glibc version"])
+    held = evaluate(rule.scope, _unparsable_glibc("2.17"), KB)
+    assert (held.matches, held.evidence) == (True, ["glibc 2.17 with torch 2.8.0+cu128"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-import zipfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from stackcheck.probe import ProbeContext
 from stackcheck.probe import toolchain as tc
 from stackcheck.probe import torch as tp
+from tests.factories import missing_prerequisite
 
-WHEEL = "/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
 
 VERSION_PY_213 = """from typing import Optional
 
@@ -57,10 +57,13 @@ def test_version_file_read_as_text(tmp_path, text, version, cuda):
 
 
 def test_real_cpu_wheel_version_file(tmp_path):
-    if not os.path.exists(WHEEL):
-        pytest.skip("local torch wheel not present")
-    with zipfile.ZipFile(WHEEL) as zf:
-        text = zf.read("torch/version.py").decode()
+    """The version.py of the torch 2.13.0 CPU wheel CI installs, found without importing torch."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        missing_prerequisite("torch is not installed in the test environment")
+    text = (Path(spec.submodule_search_locations[0]) / "version.py").read_text()
     sec = tp.collect(_ctx(_site(tmp_path, text)))
     assert (sec.version, sec.cuda, sec.hip) == ("2.13.0+cpu", None, None)
     assert len(sec.git_version) == 40
@@ -215,6 +218,6 @@ def test_no_nvcc(tmp_path):
 
 def test_toolchain_collect_on_this_machine():
     sec = tc.collect()
-    assert sec.status in ("ok", "absent")
+    assert sec.status == ("ok" if sec.nvcc or sec.gcc else "absent")
     if sec.gcc is not None:
         assert sec.gcc.version[:1].isdigit()

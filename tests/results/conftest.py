@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import SNAPSHOTS
+from tests.factories import SNAPSHOTS, missing_prerequisite
 
 HEX40_A, HEX40_B = "a" * 40, "b" * 40
 TEMPLATE = "1" * 64
@@ -107,6 +107,19 @@ def ledger(tmp_path):
 
     with Ledger(tmp_path / "ledger") as led:
         yield led
+
+
+def postgres_dsn() -> str:
+    """The test PostgreSQL server's DSN. Without one the PostgreSQL tests skip, saying why —
+    and fail when CI=true: CI starts the server (.ci/postgres.sh), so no DSN there means the
+    server did not start, and a skip would pass a ledger path nobody tested."""
+    dsn = os.environ.get("STACKCHECK_TEST_POSTGRES_DSN")
+    if not dsn:
+        missing_prerequisite(
+            "STACKCHECK_TEST_POSTGRES_DSN is not set: the PostgreSQL server did not start "
+            "(source .ci/postgres.sh to start a throwaway server)"
+        )
+    return dsn
 
 
 @pytest.fixture

@@ -215,7 +215,7 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if plat.system and plat.system != "Linux" or plat.libc_family == "musl":
         return ScopeMatch.failed("not a glibc system")
     have = version(plat.libc_version)
-    if have is None:  # absent, or not a version (a 4,400-digit one included)
+    if have is None:  # absent, or not a version ("N/A" in a collect_env paste, 4,400 digits)
         return ScopeMatch.unknown("glibc version")
     if have < Version(need):
         return ScopeMatch.held(
