@@ -50,7 +50,7 @@ def test_pkg003_blocks_each_installed_forbidden_package_with_its_own_fix():
     vllm, trt = blocked
     assert vllm.expected == "no vllm (a serving engine pins torch)"
     assert vllm.fix.startswith("/env/bin/python -m pip uninstall -y vllm")
-    assert vllm.fix.endswith("; or run this experiment under profile SERVE-VLLM")
+    assert vllm.fix.endswith("  # or run this experiment under profile SERVE-VLLM")
     assert trt.expected == "no tensorrt-llm"
     assert trt.fix.startswith("/env/bin/python -m pip uninstall -y tensorrt-llm")
     assert "SERVE-VLLM" not in trt.fix
@@ -169,7 +169,7 @@ def test_gpu001_names_cuda_visible_devices_when_it_hides_every_gpu():
     snap.accelerators.cuda_visible_devices = "1"
     [o] = outcomes("GPU001", snap, make_profile(gpu={}))
     assert (o.verdict, o.observed, o.expected, o.fix) == (
-        "blocked", "no NVIDIA GPU found; CUDA_VISIBLE_DEVICES='1' hides 1 GPU(s)", ">= 1 GPU(s)", "unset or correct CUDA_VISIBLE_DEVICES")
+        "blocked", "no NVIDIA GPU found; CUDA_VISIBLE_DEVICES='1' hides 1 GPU(s)", ">= 1 GPU(s)", "correct CUDA_VISIBLE_DEVICES, or show every GPU: `unset CUDA_VISIBLE_DEVICES`")
     plain = make_snapshot()
     plain.accelerators.cuda_visible_devices = ""  # set, but there is no GPU to hide
     [o] = outcomes("GPU001", plain, make_profile(gpu={}))

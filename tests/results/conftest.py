@@ -140,18 +140,6 @@ def pg_ledger(tmp_path):
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-def postgres_dsn() -> str:
-    """The test server's DSN. Without one the PostgreSQL tests skip, except in CI
-    (``CI=true``), where .ci/run starts a server and a missing one is a failure."""
-    dsn = os.environ.get("STACKCHECK_TEST_POSTGRES_DSN")
-    if not dsn:
-        why = "STACKCHECK_TEST_POSTGRES_DSN is not set (source .ci/postgres.sh to start a throwaway server)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but {why}")
-        pytest.skip(why)
-    return dsn
-
-
 def with_search_path(dsn: str, schema: str) -> str:
     """A postgresql:// URL whose sessions use ``schema`` (so tests never share tables)."""
     sep = "&" if "?" in dsn else "?"
