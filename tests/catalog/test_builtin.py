@@ -115,10 +115,14 @@ def test_spec025_models_cuda_129_honestly(catalog):
     p = catalog.get("INF-VLLM-SPEC025")
     r = reqs(p)
     assert str(r["vllm"].specifier) == "==0.25.1" and str(r["torch"].specifier) == "==2.11.0"
-    # torch 2.11 is built for CUDA 12.6, 12.8 and 13.0, never 12.9: the profile pins a build that exists
-    assert not versions.contains(p.gpu.torch_cuda, "12.9")
-    assert any(versions.contains(p.gpu.torch_cuda, build) for build in ("12.6", "12.8", "13.0"))
-    assert any("12.9" in n and "not a build" in n for n in p.notes)
+    # vLLM 0.25.1's default wheel is CUDA 13.0 (libcudart.so.13); its +cu129 variant runs with torch's
+    # cu129 build of 2.11.0, which download.pytorch.org publishes: the profile pins exactly that build
+    assert p.gpu.torch_cuda == "==12.9"
+    assert p.docs.extra == {"vllm-cu129-index": "https://wheels.vllm.ai/0.25.1/cu129",
+                            "torch-cu129-index": "https://download.pytorch.org/whl/cu129"}
+    index = "--extra-index-url https://wheels.vllm.ai/0.25.1/cu129"
+    assert any("vllm==0.25.1+cu129" in n and index in n for n in p.notes)
+    assert any("libcudart.so.13" in n for n in p.notes)
 
 
 def test_mtp_is_kept_apart_from_both_other_serving_profiles(catalog):

@@ -109,10 +109,16 @@ def test_gpu004_groups_identical_gpus_and_judges_each_model():
 
 
 def test_gpu004_unverified_table_row_warns_and_deep_list_decides():
-    snap = make_snapshot(gpus=[("Tesla P100", "6.0", 16)], driver="580.82.07", torch="2.10.0+cu128", torch_cuda="12.8")
-    assert verdicts("GPU004", snap) == ["warning"]  # 2.10 cu128 row is inferred, not read from a build
+    # the cu129 arch list of 2.11-2.13 is inferred (only its Turing lower bound is stated): warning
+    p100 = [("Tesla P100", "6.0", 16)]
+    snap = make_snapshot(gpus=p100, driver="580.82.07", torch="2.12.1+cu129", torch_cuda="12.9")
+    [o] = run("GPU004", snap)
+    assert o.verdict == "warning" and "unverified:" in o.observed
     snap.torch.arch_list = ["sm_60", "sm_70", "sm_80"]
     assert verdicts("GPU004", snap) == ["ok"]
+    # 2.10 cu128 is read from RELEASE.md ("For Release 2.9 and 2.10"): it carries no Pascal -> blocked
+    older = make_snapshot(gpus=p100, driver="580.82.07", torch="2.10.0+cu128", torch_cuda="12.8")
+    assert verdicts("GPU004", older) == ["blocked"]
 
 
 def test_gpu004_unknown_build_is_skipped_with_hint():

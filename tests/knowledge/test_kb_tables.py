@@ -29,8 +29,8 @@ def test_driver_requirement_windows_and_legacy():
     assert KB.driver_requirement("11.4")[:2] == ("450.80.02", "470.42.01")
     # the driver a toolkit shipped with runs it natively, even below the family's MVC floor
     assert KB.driver_requirement("11.0")[:2] == ("450.51.05", "450.51.05")
-    assert KB.driver_requirement("13.2").toolkit_driver is None  # unverified in the reference
-    assert KB.driver_requirement("13.2").mvc_floor == "580"
+    # CUDA 13.2 GA shipped with 595.45.04 (release notes Table 3, 13.3 edition; installer name)
+    assert KB.driver_requirement("13.2")[:2] == ("580", "595.45.04")
 
 
 def test_newest_cuda_for_driver():
@@ -55,7 +55,8 @@ def test_arch_lists_from_the_tables():
     assert KB.arch_list("2.13.0", "12.6", machine="aarch64") == ["sm_80", "sm_90"]
     assert "sm_70" not in KB.arch_list("2.7.0", "12.8") and "sm_70" in KB.arch_list("2.8.0", "12.8")
     assert KB.arch_list("2.3.0", "13.0") is None
-    assert KB.arch_build("2.10.0", "12.8").verified is False
+    assert KB.arch_build("2.10.0", "12.8").verified is True  # RELEASE.md "For Release 2.9 and 2.10"
+    assert KB.arch_build("2.12.1", "12.9").verified is False  # cu129 of 2.11-2.13: inferred
 
 
 def test_coverage_rule_examples():
@@ -105,7 +106,7 @@ def test_engine_pins():
 
 def test_fitting_builds_prefer_newest_and_respect_driver_and_gpu():
     first = next(KB.fitting_builds(driver="580.82.07", ccs=["9.0"]))
-    assert (first[0].torch, first[1]) == ("2.14", "13.0")  # 13.2's toolkit driver is unknown: not offered
+    assert (first[0].torch, first[1]) == ("2.14", "13.0")  # 13.2 needs its toolkit driver 595.45.04
     rel, cuda = next(KB.fitting_builds(driver="580.82.07", ccs=["7.0"]))
     assert cuda == "12.6"  # CUDA 13 builds start at 7.5
     assert next(KB.fitting_builds(driver="470.256.02", ccs=["7.0"], strict=False))[1] == "11.8"

@@ -60,6 +60,7 @@ below it, torch.cuda.is_available() is False ("The NVIDIA driver on your system 
 -> blocked. Between the floor and the driver the build's CUDA toolkit shipped with (e.g.
 570.26 for CUDA 12.8), CUDA runs in compatibility mode where PTX JIT (Triton, torch.compile)
 can fail -> warning. Plain `pip install torch` >= 2.11 on Linux is a CUDA 13 build: driver >= 580.
+A requirement that rests on a table row marked unverified warns instead of blocking.
 Fix: upgrade the driver, or install the torch build (index URL given) that fits the driver.
 Skipped for CPU/ROCm builds and when the snapshot has no driver version.""",
     commands=(PREFLIGHT, DOCTOR),
@@ -82,8 +83,9 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
     if fit.band == "below-floor":
         target = req.toolkit_driver or req.mvc_floor
         fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")
-        yield blocked(
-            observed,
+        verdict = warning if fit.unverified else blocked  # an unverified table fact never blocks
+        yield verdict(
+            observed + (f" [unverified fact: {fit.unverified}]" if fit.unverified else ""),
             f"driver >= {req.mvc_floor} (CUDA {version(build.cuda).major}.x floor); >= {target} recommended",
             fix,
             category="driver-too-old",
@@ -114,10 +116,10 @@ SASS sm_XY runs on CC X.z when z >= Y (same major); PTX compute_XY is JIT-compil
 CC >= X.Y; arch-specific targets (sm_90a) are not forward compatible. Otherwise every kernel
 fails with "no kernel image is available for execution on the device" -> blocked. Typical:
 RTX 50xx / B200 on builds before cu128 (torch < 2.7), GTX 10xx / P100 / V100 on CUDA 13
-builds. The arch list comes from torch.cuda.get_arch_list() with --deep, else from the
+builds and on the cu128 builds of 2.7 and 2.11+ (2.8-2.10 cu128 still carry Volta). The arch list comes from torch.cuda.get_arch_list() with --deep, else from the
 knowledge table for (torch release, CUDA build) — released wheels only: source, NGC and nightly
-builds are skipped without --deep; rows inferred from neighbouring releases give a warning
-instead of blocked. Fix: the exact torch build (index URL) that covers every GPU.""",
+builds are skipped without --deep; rows marked unverified (inferred, not read from a build)
+give a warning instead of blocked. Fix: the exact torch build (index URL) that covers every GPU.""",
     commands=(PREFLIGHT, DOCTOR),
     sources=("pytorch/pytorch RELEASE.md (CUDA support matrix)", "pytorch/builder manywheel/build_cuda.sh", "CUDA C++ Programming Guide, binary compatibility"),
 )

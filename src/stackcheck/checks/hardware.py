@@ -170,10 +170,12 @@ def cuda_tag(cuda: str) -> str:
 
 
 def _builds_for(ctx, torch_version: str) -> tuple[str, ...]:
-    """CUDA builds offered for this torch release, from the knowledge base when it knows."""
+    """CUDA builds published for this torch release (stable, experimental and index-only, in
+    ascending order), from the knowledge base when it knows."""
     try:
         release = ctx.knowledge.torch_release(torch_version)
-        builds = tuple(getattr(release, "cuda_builds", ()) or ())
+        known = release and release.cuda_builds
+        builds = tuple(sorted(release.all_cuda_builds, key=Version)) if known else ()
         if builds:
             return builds
     except Exception:  # knowledge unavailable or release unknown: fall back to the list

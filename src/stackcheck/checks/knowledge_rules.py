@@ -36,12 +36,14 @@ def _runner(rule: Rule):
 
         m = evaluate(rule.scope, ctx.snapshot, ctx.knowledge)
         if m.matches:
-            verdict = blocked if rule.severity == "blocked" else warning
+            # a match resting on an unverified table fact warns, never blocks
+            verdict = blocked if rule.severity == "blocked" and not m.unverified else warning
             fix = rule.fix
             if m.suggest:
                 fix = f"{fix} Command: {ctx.pip_install(*m.suggest)}"
+            unverified = f" [unverified fact: {'; '.join(m.unverified)}]" if m.unverified else ""
             yield verdict(
-                "; ".join(m.evidence),
+                "; ".join(m.evidence) + unverified,
                 "; ".join(m.expected) or rule.expected or f"not this combination: {describe_scope(rule.scope)}",
                 fix,
                 category=rule.category,

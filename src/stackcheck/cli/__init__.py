@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "memory": ("memory:memory", "Estimate model memory: weights, KV cache, activations, optimizer."),
     "kernel": ("kernel:kernel", "Register and check Jupyter kernels for this environment."),
     "schema": ("schema:schema", "Print or write the JSON Schemas of the contracts."),
+    "knowledge": ("knowledge:knowledge", "Maintain the knowledge base: refresh its tables from the package indexes."),
 }
 
 

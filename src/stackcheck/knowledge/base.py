@@ -112,13 +112,23 @@ class Knowledge:
         return DriverRequirement(floor, toolkit, minor, key)
 
     def _toolkit_driver(self, minor: str, key: str) -> str | None:
-        drivers = [
-            (t.linux if key == "linux" else t.windows)
-            for t in self.drivers.toolkits
-            if t.cuda == minor and t.release != "RC"
-        ]
-        known = [d for d in drivers if d]
-        return min(known, key=lambda d: version(d) or Version("0")) if known else None
+        row = self._toolkit_row(minor, key)
+        return (row.linux if key == "linux" else row.windows) if row else None
+
+    def _toolkit_row(self, minor: str, key: str):
+        """The release of a CUDA minor with the lowest driver on ``key`` (its toolkit driver)."""
+        def driver(t):
+            return t.linux if key == "linux" else t.windows
+
+        rows = [t for t in self.drivers.toolkits if t.cuda == minor and t.release != "RC" and driver(t)]
+        return min(rows, key=lambda t: version(driver(t)) or Version("0")) if rows else None
+
+    def driver_unverified(self, cuda: str, platform: str = "linux") -> str:
+        """Why the driver requirement of ``cuda`` rests on an unverified fact ("" when it does not)."""
+        key, minor = _platform_key(platform), cuda_minor(cuda)
+        major = version(minor).major if version(minor) else None
+        rows = [self._toolkit_row(minor, key), *(f for f in self.drivers.mvc_floors if f.cuda_major == major)]
+        return "; ".join(r.unverified_reason for r in rows if r is not None and not r.verified)
 
     def newest_cuda_for_driver(self, driver: str, platform: str = "linux") -> str | None:
         """The newest CUDA minor whose toolkit driver this driver meets (its native CUDA)."""

@@ -42,6 +42,7 @@ def profile_problems(profile: Profile, kb: Knowledge | None = None) -> list[tupl
     problems += _forbidden_via_pins(kb, profile, wanted, markers)
     problems += _python_window(kb, profile, wanted)
     problems += _cuda_builds(kb, profile, wanted, markers)
+    problems += _engine_wheel_cuda(kb, profile, wanted)
     return list(dict.fromkeys(problems))
 
 
@@ -211,6 +212,36 @@ def _cuda_builds(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]
         )
     ]
 
+
+
+def _engine_wheel_cuda(
+    kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]]
+) -> list[tuple[str, str]]:
+    """gpu.torch_cuda excludes the CUDA of every wheel (default or variant) of every admitted
+    release of a required engine: its compiled ops then load another CUDA runtime than torch's
+    (vLLM 0.20+ default wheels are CUDA 13.0: with a cu128 torch, 'libcudart.so.13' is missing)."""
+    from stackcheck import versions
+
+    want = profile.gpu.torch_cuda if profile.gpu else None
+    if not want:
+        return []
+    problems = []
+    for engine in _required(wanted):
+        rows = _rows_in(kb, engine.name, engine.spec)
+        if not rows or any(row.wheel_cuda is None for row in rows):
+            continue  # a release whose wheel CUDA is unknown may fit
+        offered = {row.wheel_cuda: row for row in rows} | {c: row for row in rows for c in row.cuda_variants}
+        if any(versions.contains(want, cuda) for cuda in offered):
+            continue
+        shown = ", ".join(sorted(offered, key=lambda c: tuple(map(int, c.split(".")))))
+        problems.append(
+            (
+                "gpu.torch_cuda",
+                f"torch_cuda {want!r}: {engine.text!r} publishes wheels for CUDA {shown} only "
+                f"(its default wheel is CUDA {rows[-1].wheel_cuda}; {', '.join(rows[0].sources)})",
+            )
+        )
+    return problems
 
 
 def _release_range(release: str) -> str:

@@ -22,6 +22,7 @@ class TorchBuild:
     known: bool  # False when the build could not be determined
     source: str  # where the CUDA fact came from
     hip: str | None = None
+    unverified: str = ""  # why the CUDA fact rests on an unverified table row ("" when it does not)
 
 
 def torch_build(snap: Snapshot, kb: Knowledge) -> TorchBuild | None:
@@ -46,14 +47,18 @@ def torch_build(snap: Snapshot, kb: Knowledge) -> TorchBuild | None:
     rel = kb.torch_release(ver)
     system, machine = snap.platform.system.lower(), snap.platform.machine.lower()
     if not local and rel and rel.pypi_default_cuda and system == "linux" and machine == "x86_64":
-        return TorchBuild(ver, rel.pypi_default_cuda, True, "PyPI default wheel of this release")
+        why = "" if rel.verified else f"torch {rel.torch}: {rel.unverified_reason}"
+        source = "PyPI default wheel of this release"
+        return TorchBuild(ver, rel.pypi_default_cuda, True, source, unverified=why)
     if not local and system == "darwin":
         return TorchBuild(ver, None, True, "macOS wheels carry no CUDA")
     return TorchBuild(ver, None, False, "unknown")
 
 
 def torch_archs(snap: Snapshot, kb: Knowledge, build: TorchBuild) -> tuple[list[str], str, bool] | None:
-    """(arch list, where it came from, verified) of a CUDA torch build; None when unknown."""
+    """(arch list, where it came from, verified) of a CUDA torch build; None when unknown. An
+    unverified table row (or a CUDA build inferred from an unverified release) says why in the
+    source text."""
     if snap.torch.arch_list:
         return list(snap.torch.arch_list), "torch.cuda.get_arch_list() (--deep)", True
     if build.cuda is None or not official_build(build.version):
@@ -62,7 +67,9 @@ def torch_archs(snap: Snapshot, kb: Knowledge, build: TorchBuild) -> tuple[list[
     archs = kb.arch_list(build.version, build.cuda, snap.platform.machine or "x86_64", snap.platform.system or "linux")
     if row is None or archs is None:
         return None
-    return archs, f"knowledge table ({', '.join(row.sources)})", row.verified
+    why = "; ".join(w for w in (row.unverified_reason if not row.verified else "", build.unverified) if w)
+    source = f"knowledge table ({', '.join(row.sources)})" + (f"; unverified: {why}" if why else "")
+    return archs, source, not why
 
 
 _RELEASED = re.compile(r"\d+(\.\d+)+(rc\d+)?(\.post\d+)?(\+(cu\d+|cpu|rocm[\d.]+))?")
@@ -102,6 +109,7 @@ class DriverFit:
     driver: str
     need: DriverRequirement
     driver_cuda: str = ""
+    unverified: str = ""  # why the requirement rests on an unverified fact ("" when it does not)
 
     @property
     def band(self) -> str:
@@ -142,12 +150,14 @@ def driver_fit(snap: Snapshot, kb: Knowledge) -> DriverFit | ScopeMatch:
     acc = snap.accelerators
     drv, drv_cuda = acc.driver_version, acc.cuda_driver_version
     need = kb.driver_requirement(build.cuda, snap.platform.system or "linux")
+    table_why = kb.driver_unverified(build.cuda, snap.platform.system or "linux")
+    why = "; ".join(w for w in (table_why, build.unverified) if w)
     if not drv and version(drv_cuda) is not None and version(build.cuda) is not None:
-        return DriverFit(build, "", need, drv_cuda)
+        return DriverFit(build, "", need, drv_cuda, why)
     if not drv:
         return ScopeMatch.failed("no NVIDIA driver found") if no_nvidia_driver(snap) else ScopeMatch.unknown("driver version")
     if version(drv) is None:
         return ScopeMatch.unknown(f"a readable driver version (the snapshot says {drv!r})")
     if need.mvc_floor is None:
         return ScopeMatch.unknown(f"a driver requirement for CUDA {build.cuda} on {need.platform} (not in the knowledge tables)")
-    return DriverFit(build, drv, need, drv_cuda)
+    return DriverFit(build, drv, need, drv_cuda, why)

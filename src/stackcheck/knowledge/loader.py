@@ -75,6 +75,12 @@ def _check_sources(path: Path, table: Any) -> None:
             for src in row.sources:
                 if src not in table.sources and not _is_citation(src):
                     raise InputError(f"{where}.sources: unknown source tag {src!r} (declare it in 'sources')")
+            if not row.verified and not row.unverified_reason.strip():
+                raise InputError(
+                    f"{where}.unverified_reason: a fact marked verified=false must say what it rests on"
+                )
+            if row.verified and row.unverified_reason:
+                raise InputError(f"{where}.unverified_reason: set only on a fact marked verified=false")
 
 
 def _is_citation(text: str) -> bool:

@@ -54,7 +54,7 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     found = torch_archs(snap, kb, build)
     if found is None:
         return ScopeMatch.unknown(f"arch list of torch {build.version} (CUDA {build.cuda})")
-    archs, source, _ = found
+    archs, source, verified = found
     span = arch_span(archs)
     bad = uncovered_gpus(snap, archs)
     bad = [g for g in bad if cc_tuple(g.compute_capability)]  # unreadable capabilities are not judged
@@ -70,6 +70,7 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         *(f"GPU{g.index} {g.name} CC {g.compute_capability} not covered by {' '.join(archs)}" for g in bad[:4]),
         f"torch {build.version}; arch list from {source}",
         expected=[f"a torch build with kernels for CC {', '.join(sorted({g.compute_capability for g in bad}))}"],
+        unverified="" if verified else f"the arch list of torch {build.version} (CUDA {build.cuda})",
     )
 
 
@@ -81,7 +82,10 @@ def _driver_band(band: str, doc: str) -> Predicate:
         if fit.band != band:
             return ScopeMatch.failed()
         return ScopeMatch.held(
-            f"{fit.shown} < {fit.required}", f"torch {fit.build.version} (CUDA {fit.build.cuda})", expected=[fit.expected]
+            f"{fit.shown} < {fit.required}",
+            f"torch {fit.build.version} (CUDA {fit.build.cuda})",
+            expected=[fit.expected],
+            unverified=fit.unverified,
         )
 
     judge.__doc__ = doc
@@ -149,6 +153,7 @@ def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         f"installed {d.name} {d.version}",
         expected=[f"{dep}{wanted} (pinned by {e.name} {e.version})"],
         suggest=[f"{dep}{r.specifier}" for r in bad],
+        unverified="" if row.verified else f"{row.package} {row.version} pins: {row.unverified_reason}",
     )
 
 
@@ -172,7 +177,12 @@ def _companion(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         f"{name} {comp.version} with torch {torch.version}",
         expected=[f"{name} {paired}.* (paired with torch {rel.torch})"],
         suggest=[f"{name}=={paired}.*"],
+        unverified=_release_unverified(rel),
     )
+
+
+def _release_unverified(rel) -> str:
+    return "" if rel.verified else f"torch {rel.torch}: {rel.unverified_reason}"
 
 
 @predicate("python-outside-torch-window")
@@ -191,6 +201,7 @@ def _python_window(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch
     return ScopeMatch.held(
         f"Python {py} with torch {torch.version}",
         expected=[f"Python {rel.python} for torch {rel.torch}" + (f" (experimental: {', '.join(rel.python_experimental)})" if rel.python_experimental else "")],
+        unverified=_release_unverified(rel),
     )
 
 
@@ -204,11 +215,10 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if dist is None:
         return ScopeMatch.failed(f"{args[0]} not installed")
     if args[0] == "torch":
-        rel = kb.torch_release(dist.version)
-        need = rel.min_glibc if rel else None
+        fact = kb.torch_release(dist.version)
     else:
-        row = kb.engine_pins(args[0], dist.version)
-        need = row.min_glibc if row else None
+        fact = kb.engine_pins(args[0], dist.version)
+    need = fact.min_glibc if fact else None
     if need is None:
         return ScopeMatch.failed(f"{args[0]} {dist.version} wheels need no recent glibc")
     plat = snap.platform
@@ -221,6 +231,7 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         return ScopeMatch.held(
             f"glibc {plat.libc_version} with {dist.name} {dist.version}",
             expected=[f"glibc >= {need} (manylinux_{need.replace('.', '_')} wheels)"],
+            unverified="" if fact.verified else f"{args[0]} {dist.version}: {fact.unverified_reason}",
         )
     return ScopeMatch.failed()
 

@@ -27,6 +27,8 @@ class ScopeMatch:
     missing: list[str] = field(default_factory=list)  # facts that could not be judged (or why it failed)
     expected: list[str] = field(default_factory=list)  # what a good environment has instead
     suggest: list[str] = field(default_factory=list)  # requirements whose install fixes it
+    # why a held match rests on a fact no primary source confirmed: such a match warns, never blocks
+    unverified: list[str] = field(default_factory=list)
 
     @property
     def reason(self) -> str:
@@ -36,8 +38,15 @@ class ScopeMatch:
         return self.missing[0] if self.applicable else f"cannot judge without {', '.join(self.missing)}"
 
     @classmethod
-    def held(cls, *evidence: str, expected: list[str] | None = None, suggest: list[str] | None = None) -> ScopeMatch:
-        return cls(True, True, list(evidence), [], list(expected or []), list(suggest or []))
+    def held(
+        cls,
+        *evidence: str,
+        expected: list[str] | None = None,
+        suggest: list[str] | None = None,
+        unverified: str = "",
+    ) -> ScopeMatch:
+        why = [unverified] if unverified else []
+        return cls(True, True, list(evidence), [], list(expected or []), list(suggest or []), why)
 
     @classmethod
     def failed(cls, why: str = "") -> ScopeMatch:
@@ -61,7 +70,7 @@ def evaluate(scope: Scope, snapshot: Snapshot, kb: Knowledge) -> ScopeMatch:
         return ScopeMatch(False, False, evidence, missing)
     expected = [e for r in results for e in r.expected]
     suggest = [s for r in results for s in r.suggest]
-    return ScopeMatch(True, True, evidence, [], expected, suggest)
+    return ScopeMatch(True, True, evidence, [], expected, suggest, [u for r in results for u in r.unverified])
 
 
 _INDEX: list = []  # one slot: (snapshot, distributions list, its length, DistIndex)

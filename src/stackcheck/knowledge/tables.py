@@ -2,7 +2,9 @@
 
 Every file carries a ``schema_version`` and a ``sources`` map (tag → citation); every fact row
 carries ``sources`` (tags of that map, or a direct citation such as ``pytorch/pytorch#150733``).
-The loader refuses a row without a source, so no fact enters the tool unsourced.
+The loader refuses a row without a source, so no fact enters the tool unsourced. A row no
+primary source confirms says so (``"verified": false`` and ``unverified_reason``); checks judge
+such a row with a warning, never a block.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ class _Table(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     unverified: list[str] = []  # what the sources could not confirm
 
 
-class ToolkitDriver(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class _Fact(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A sourced fact row; ``verified`` is False when no primary source confirmed it (the
+    reason says what it rests on instead)."""
+
+    verified: bool = True
+    unverified_reason: str = ""
+
+
+class ToolkitDriver(_Fact, kw_only=True, forbid_unknown_fields=True):
     """One CUDA toolkit release and the driver it shipped with (NVIDIA release notes, Table 3)."""
 
     cuda: str  # "12.4"
@@ -28,7 +38,7 @@ class ToolkitDriver(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     sources: list[str]
 
 
-class MvcFloor(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class MvcFloor(_Fact, kw_only=True, forbid_unknown_fields=True):
     """The lowest driver that runs any toolkit of one CUDA major (minor-version compatibility)."""
 
     cuda_major: int
@@ -44,7 +54,7 @@ class CudaDriverTable(_Table, kw_only=True, forbid_unknown_fields=True):
     mvc_from_major: int = 11  # before CUDA 11 there is no minor-version compatibility
 
 
-class TorchRelease(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class TorchRelease(_Fact, kw_only=True, forbid_unknown_fields=True):
     """One torch minor release: its companions, Python window and CUDA builds."""
 
     torch: str  # "2.6"
@@ -55,6 +65,9 @@ class TorchRelease(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     requires_python: str | None = None  # the wheel's Requires-Python
     cuda_builds: list[str] | None = None  # stable CUDA builds ("12.4"); None = unverified
     cuda_experimental: list[str] = []
+    # published on download.pytorch.org (local version +cuXYZ) but not in RELEASE.md's matrix
+    cuda_index_only: list[str] = []
+    cuda_since: dict[str, str] = {}  # CUDA → first patch release with that build ("12.9": "2.12.1")
     pypi_default_cuda: str | None = None  # CUDA of plain `pip install torch` on Linux x86_64
     cudnn: str | None = None  # cuDNN of the PyPI default wheel
     min_glibc: str | None = None  # from the wheel's manylinux tag (None: manylinux1)
@@ -63,14 +76,14 @@ class TorchRelease(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     @property
     def all_cuda_builds(self) -> list[str]:
-        return [*(self.cuda_builds or []), *self.cuda_experimental]
+        return [*(self.cuda_builds or []), *self.cuda_experimental, *self.cuda_index_only]
 
 
 class TorchReleaseTable(_Table, kw_only=True, forbid_unknown_fields=True):
     releases: list[TorchRelease]
 
 
-class ArchListRow(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class ArchListRow(_Fact, kw_only=True, forbid_unknown_fields=True):
     """Compute capabilities compiled into the torch builds of a range of releases."""
 
     torch: str  # specifier over the torch release, ">=2.1,<2.4"
@@ -79,7 +92,6 @@ class ArchListRow(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     sass: list[str]  # "8.6" → sm_86
     ptx: list[str] = []  # "12.0" → compute_120
     ptx_linux_only: bool = False
-    verified: bool = True  # False: inferred from a neighbouring release, not read from a build
     sources: list[str]
 
 
@@ -88,7 +100,7 @@ class ArchListTable(_Table, kw_only=True, forbid_unknown_fields=True):
     builds: list[ArchListRow]
 
 
-class PinRow(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class PinRow(_Fact, kw_only=True, forbid_unknown_fields=True):
     """What one release of a package requires (its wheel's Requires-Dist, verbatim).
 
     A row covers its own version up to the next row of the same package (or ``before``);
@@ -102,6 +114,9 @@ class PinRow(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     requires: list[str] = []  # PEP 508, markers kept
     extras: list[str] = []  # extras of the usual install ("srt" for sglang ≤ 0.5.2)
     min_glibc: str | None = None  # from the manylinux tag of the wheel
+    wheel_cuda: str | None = None  # CUDA of the release's default (unsuffixed) wheel, when it has one
+    # other CUDA builds of the release: CUDA → the index that serves them ({version} is filled in)
+    cuda_variants: dict[str, str] = {}
     sources: list[str]
 
 
