@@ -215,10 +215,27 @@ def test_cuda_drivers_agree():
     assert out == [] and n >= 110
 
 
+# Where the shared reference itself is wrong, audited against a primary source (issue 12): the
+# reference copies RELEASE.md's Python list, but PyPI publishes no cp315 wheels for torch 2.13 or
+# 2.14 (pytorch/test-infra#8710), so our window ends below 3.15. Nothing else may differ.
+REFERENCE_ERRORS = {
+    ("torch 2.13 Python window", "3.15"),
+    ("torch 2.14 Python window", "3.15"),
+}
+
+
+def _beyond_reference_errors(out: list) -> list:
+    def known(o) -> bool:
+        return isinstance(o[1], set) and isinstance(o[2], set) and (o[0], "".join(sorted(o[1] ^ o[2]))) in REFERENCE_ERRORS
+
+    return [o for o in out if not known(o)]
+
+
 def test_torch_release_matrix_and_default_wheels_agree():
     out, n = release_disagreements(load(DATA, "torch_releases.json"), load(REFERENCE, "torch_release_matrix.json"),
                                    load(REFERENCE, "torch_pypi_default_cuda.json"))
-    assert out == [] and n >= 150
+    assert [o[0] for o in out] == ["torch 2.13 Python window", "torch 2.14 Python window"]
+    assert _beyond_reference_errors(out) == [] and n >= 150
 
 
 def test_compiled_architectures_agree():
@@ -244,7 +261,7 @@ def test_the_comparisons_notice_a_planted_difference():
     releases = copy.deepcopy(load(DATA, "torch_releases.json"))
     next(r for r in releases["releases"] if r["torch"] == "2.7")["min_glibc"] = None
     out, _ = release_disagreements(releases, load(REFERENCE, "torch_release_matrix.json"), load(REFERENCE, "torch_pypi_default_cuda.json"))
-    assert out == [("torch 2.7 glibc floor (manylinux_2_28)", "2.28", None)]
+    assert _beyond_reference_errors(out) == [("torch 2.7 glibc floor (manylinux_2_28)", "2.28", None)]
 
     archs = copy.deepcopy(load(DATA, "torch_arch_lists.json"))
     next(b for b in archs["builds"] if b["torch"] == "==2.7.*" and b["cuda"] == "12.8")["sass"].remove("12.0")
