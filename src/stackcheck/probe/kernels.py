@@ -4,7 +4,8 @@ A kernel whose ``argv[0]`` is a bare ``python`` runs whatever is first on the PA
 server that starts it, which is the classic "notebook uses another environment" bug; so each
 spec records the resolved interpreter, whether it exists, and whether argv[0] was bare.
 Search order and precedence follow jupyter_core.paths.jupyter_path(): JUPYTER_PATH, the user
-data dir, the environment's prefix, then system dirs; the first spec of a name wins.
+data dir, the environment's prefix, then system dirs; the first spec of a name wins. The argv
+is kept redacted (``--IdentityProvider.token=…``, ``--ServerApp.password=…`` and the like).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import shutil
 import sys
 
 from stackcheck.models.snapshot import Kernelspec, KernelsSection
+from stackcheck.redaction import redact_argv
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?(\.exe)?$", re.IGNORECASE)
 
@@ -98,7 +100,7 @@ def read_kernelspec(name: str, path: str) -> tuple[Kernelspec | None, str]:
         return None, f"{path}: argv: expected a non-empty list of strings"
     language = data.get("language") if isinstance(data.get("language"), str) else ""
     display = data.get("display_name") if isinstance(data.get("display_name"), str) else ""
-    spec = Kernelspec(name=name, path=path, display_name=display, language=language, argv=list(argv))
+    spec = Kernelspec(name=name, path=path, display_name=display, language=language, argv=redact_argv(list(argv)))
     head = argv[0]
     bare = os.sep not in head and "/" not in head
     spec.bare_python = bare and bool(_PYTHON_NAME.match(head))

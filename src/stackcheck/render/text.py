@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from stackcheck.models.finding import Report
+from stackcheck.redaction import redact_value
 
 MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped"}
 
@@ -12,6 +13,7 @@ MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": 
 def report_text(report: Report, *, verbose: bool = False) -> str:
     """Non-ok checks in full (observed / expected / fix); ok and skipped ones as one line each
     (only with ``verbose``); then a summary line."""
+    report = redact_value(report)
     lines: list[str] = []
     head = f"{report.kind}"
     if report.profile:
@@ -45,6 +47,7 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
 
 
 def report_markdown(report: Report) -> str:
+    report = redact_value(report)
     out = [f"## {report.kind} {report.profile or ''}: **{report.verdict}**", ""]
     out.append("| check | verdict | subject | observed | expected | fix |")
     out.append("|---|---|---|---|---|---|")
