@@ -18,7 +18,8 @@ def load_snapshot(path: str) -> Snapshot:
     from stackcheck.fileio import decode_json, read_bytes
 
     data = sys.stdin.buffer.read() if path == "-" else read_bytes(path, "snapshot")
-    return redact_snapshot(decode_json(data, Snapshot, "<stdin>" if path == "-" else path, "stackcheck snapshot"))
+    snapshot = decode_json(data, Snapshot, "<stdin>" if path == "-" else path, "stackcheck snapshot")
+    return redact_snapshot(snapshot)
 
 
 def load_collect_env(path: str) -> Snapshot:

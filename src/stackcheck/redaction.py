@@ -362,6 +362,11 @@ def redact_argv(argv):
     return out if changed else argv
 
 
+def _plain(value) -> bool:
+    kind = type(value)
+    return kind is str or (kind is list and all(type(v) is str for v in value))
+
+
 def redact_value(obj, _secret=False):
     """``obj`` with every string in it cleaned: dicts (values of secret-named keys become
     ``<redacted>``), lists and tuples (as command lines, see :func:`redact_argv`), msgspec
@@ -381,11 +386,18 @@ def redact_value(obj, _secret=False):
             return obj
         return new if kind is list else tuple(new)
     if kind is dict:
+        # keys, strings and lists of strings pass one gate together; secret-named keys always
+        texts = [k for k in obj if type(k) is str]
+        texts += [v if type(v) is str else "\n".join(v) for v in obj.values() if _plain(v)]
+        clean = not _suspect("\n".join(texts))
         out = {}
         changed = False
         for key, value in obj.items():
-            new_key = redact_text(key) if type(key) is str else key
             secret = type(key) is str and type(value) in (str, list, tuple) and looks_secret(key)
+            if clean and not secret and _plain(value):
+                out[key] = value
+                continue
+            new_key = redact_text(key) if type(key) is str and not clean else key
             new = redact_value(value, secret)
             changed = changed or new is not value or new_key is not key
             out[new_key] = new
@@ -393,13 +405,15 @@ def redact_value(obj, _secret=False):
     fields = getattr(kind, "__struct_fields__", None)
     if fields is None or isinstance(obj, type):
         return obj
+    own = getattr(obj, "__dict__", None)
+    if own and own.get(_MARK):
+        return obj  # a snapshot redact_snapshot already cleaned (read-only from then on)
     plain, deeper = [], []  # strings and lists of strings pass one gate together
     for name in fields:
         value = getattr(obj, name)
-        kind = type(value)
-        if kind is str or (kind is list and all(type(v) is str for v in value)):
+        if _plain(value):
             plain.append((name, value))
-        elif value is not None and kind not in (bool, int, float):
+        elif value is not None and type(value) not in (bool, int, float):
             deeper.append((name, value))
     if plain and _suspect("\n".join(v if type(v) is str else "\n".join(v) for _, v in plain)):
         deeper += plain

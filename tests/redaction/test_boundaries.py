@@ -190,8 +190,9 @@ def live_probe(p: Planted) -> None:
         subprocess.run(["git", "-C", str(work), "remote", "add", "origin", remote], check=True)
         kernels = tmp / "jupyter" / "kernels" / "leaky"
         kernels.mkdir(parents=True)
-        (kernels / "kernel.json").write_text(json.dumps({"argv": kernel_argv(p), "display_name": "Leaky",
-                                                         "language": "python", "env": {"HF_TOKEN": p.hf}}))
+        spec = {"argv": kernel_argv(p), "display_name": f"Leaky {p.hf}", "language": "python",
+                "env": {"HF_TOKEN": p.hf}}
+        (kernels / "kernel.json").write_text(json.dumps(spec))
         other = tmp / "other-site"  # what --python sees through PYTHONPATH
         write_dist(other, "otherlib", f"git+https://{p.pat}@github.com/org/otherlib.git@v2",
                    [f"dep @ git+https://bob:{p.password2}@gitlab.example.com/x/dep.git"])
@@ -233,6 +234,7 @@ def live_probe(p: Planted) -> None:
         assert variables["HF_TOKEN"] == variables["HF_HUB_TOKEN_EXTRA"] == variables["GITHUB_TOKEN"] == R
         assert set(planted_env(p)) - {"AWS_ACCESS_KEY_ID"} <= set(snap["env"]["redacted"])
         leaky = next(k for k in snap["kernels"]["kernels"] if k["name"] == "leaky")
+        assert leaky["display_name"] == "Leaky <redacted>"
         assert leaky["argv"][5:] == ["--IdentityProvider.token=<redacted>", "--ServerApp.password", R,
                                      "--NotebookApp.token=<redacted>"]
         assert snap["git"]["root"] == str(work)
@@ -284,8 +286,16 @@ def draft(p: Planted, **changes) -> dict:
     return d
 
 
-REGISTRY = {"schema_version": "1.0", "include_builtin": False,
-            "profiles": [{"id": "LAB-CPU", "title": "CPU smoke", "evidence_scope": "cpu-smoke"}]}
+def registry(p: Planted) -> dict:
+    """A CPU profile to record against, and one whose requirement and notes carry credentials
+    (its fix commands quote them)."""
+    private = {"id": "LAB-PRIV", "title": "private index", "evidence_scope": "cpu-smoke",
+               "requirements": [f"secretlib @ git+https://alice:{p.password}@github.com/org/secretlib.git"],
+               "forbidden": [{"requirement": "privlib",
+                              "reason": f"pulled from https://{p.gh}@github.com/org"}],
+               "notes": [f"index token {p.pat}"]}
+    return {"schema_version": "1.0", "include_builtin": False,
+            "profiles": [{"id": "LAB-CPU", "title": "CPU smoke", "evidence_scope": "cpu-smoke"}, private]}
 
 
 def triage_log(p: Planted) -> str:
@@ -330,23 +340,29 @@ def loaded_inputs(p: Planted) -> None:
         snap_file.write_text(json.dumps(planted_snapshot(p)))
         paste.write_text(collect_env_text(p))
         log.write_text(triage_log(p) + "\n" + collect_env_text(p))
-        (tmp / "reg.json").write_text(json.dumps(REGISTRY))
+        (tmp / "reg.json").write_text(json.dumps(registry(p)))
         (tmp / "draft.json").write_text(json.dumps(draft(p)))
         (tmp / "draft2.json").write_text(json.dumps(draft(p, run_label="second")))
         failed = draft(p, status="failed", metrics={}, evidence="mechanism",
                        failure_reason=f"401 from https://u:{p.simple_pw}@x.example.com")
         (tmp / "failed.json").write_text(json.dumps(failed))
         ledger = ["--ledger-dir", str(tmp / "ledger")]
-        record = ["results", "record", "--registry", str(tmp / "reg.json"), *ledger]
+        reg = ["--registry", str(tmp / "reg.json")]
+        record = ["results", "record", *reg, *ledger]
         s, c = ["--snapshot", str(snap_file)], ["--from-collect-env", str(paste)]
 
         out = Outputs()
-        # exit 1: the planted environment is blocked (a missing requirement), the failed
-        # draft is refused, the two records are not comparable
+        # exit 1: the planted environment is blocked (a missing requirement), so is LAB-PRIV
+        # (secretlib is not installed), the failed draft is refused, the records are not comparable
         for label, args in [
             ("snapshot s", ["snapshot", *s, "--json"]),
             ("snapshot s -o", ["snapshot", *s, "-o", str(tmp / "o.json")]),
             ("snapshot s text", ["snapshot", *s]), ("snapshot c", ["snapshot", *c, "--json"]),
+            ("snapshot c -o", ["snapshot", *c, "-o", str(tmp / "c.json")]),
+            ("private", ["preflight", *s, *reg, "--profile", "LAB-PRIV", "--json"]),
+            ("private text", ["preflight", *s, *reg, "--profile", "LAB-PRIV", "-v"]),
+            ("private md", ["preflight", *c, *reg, "--profile", "LAB-PRIV", "--markdown"]),
+            ("profile show", ["profiles", "show", "LAB-PRIV", *reg, "--json"]),
             ("preflight s", ["preflight", *s, "--profile", "BASE-CPU", "--json"]),
             ("preflight s md", ["preflight", *s, "--profile", "BASE-CPU", "--markdown"]),
             ("doctor s", ["doctor", *s, "-v"]), ("doctor c", ["doctor", *c, "--json"]),
@@ -372,9 +388,10 @@ def loaded_inputs(p: Planted) -> None:
         ]:
             out.add(label, cli(*args, *ledger, cwd=tmp, env=env))
         codes = [r.returncode for r in out.runs]
-        assert codes == [0] * 4 + [1] * 3 + [0] * 7 + [1] + [0] * 5 + [1] + [0] * 3, \
+        assert codes == [0] * 5 + [1] * 3 + [0] + [1] * 3 + [0] * 7 + [1] + [0] * 5 + [1] + [0] * 3, \
             [(code, r.stderr[-300:]) for code, r in zip(codes, out.runs)]
         out.blobs["o.json"] = (tmp / "o.json").read_bytes()
+        out.blobs["c.json"] = (tmp / "c.json").read_bytes()
         assert out.add_tree(tmp / "ledger") >= 4, "records, the decision and the index are searched"
         assert str(tmp / "ledger" / "ledger.sqlite") in out.blobs
         assert out.leaks(p) == []
@@ -399,6 +416,10 @@ def loaded_inputs(p: Planted) -> None:
                      f"    model = load(token='{R}', url='https://conda.anaconda.org/t/{R}/main')",
                      "(fetching https://hf.example.com/?private_token=<redacted>)"):
             assert line in shown
+        private = json.loads(out.blobs["private: stdout"])
+        expected = {c["id"]: c["expected"] for c in private["checks"] if c["verdict"] == "blocked"}
+        assert expected["PKG001"] == "secretlib @ git+https://<redacted>@github.com/org/secretlib.git"
+        assert expected["PKG003"] == "no privlib (pulled from https://<redacted>@github.com/org)"
         rec = json.loads(out.blobs["show json: stdout"])
         assert rec["run_label"] == "run-<redacted>"
         assert rec["backend"]["args"] == {"api_key": R, "endpoint": "https://<redacted>@api.example.com/v1",
@@ -438,3 +459,47 @@ def test_the_probe_script_redacts_inside_python38(tmp_path):
     assert x["requires"] == ["d @ git+https://<redacted>@h.example.com/d"]
     cached = [p.read_bytes() for p in (tmp_path / "cache").rglob("*.json")]
     assert cached and not [c for c in cached if b"Zq1x" in c or b"Zq2x" in c]
+
+
+def test_a_record_stored_before_redaction_is_shown_clean(tmp_path):
+    """Records are write-once: one stored raw by an older stackcheck keeps its secret on disk,
+    but show / list / diff / assets never print it."""
+    import msgspec
+
+    from stackcheck.environment import load_snapshot
+    from stackcheck.results.contract import ProfileRef
+    from stackcheck.results.identity import content_digest, identity_key
+    from stackcheck.results.ledger import Ledger
+    from stackcheck.results.recording import complete, load_draft
+
+    secret, url = "Zq1x" + "0a" * 12, "https://alice:Zq2xpw@mirror.example.com/x"
+    snap = load_snapshot(str(SNAPSHOTS / "cpu-laptop.json"))
+    with Ledger(tmp_path / "ledger") as ledger:
+        for label in ("raw-one", "raw-two"):
+            d = {"topic": "old/raw", "run_label": label, "profile": "LAB-CPU", "model": {"id": "m"},
+                 "backend": {"name": "vllm", "version": "0.11.0"}, "metrics": {"ms": {"value": 1.0}},
+                 "git": {"commit": "e" * 40, "dirty": False}}
+            profile = (ProfileRef(id="LAB-CPU", verdict="ok"), "cpu-smoke")
+            rec = complete(load_draft(d), snap, profile, cwd=tmp_path)
+            raw_backend = msgspec.structs.replace(rec.backend, args={"api_key": secret})
+            rec = msgspec.structs.replace(rec, notes=f"HF_TOKEN={secret} via {url}", backend=raw_backend)
+            rec.identity_key = identity_key(rec, "LAB-CPU")
+            rec.digest = content_digest(rec)
+            ledger.store(rec)
+    assert any(secret.encode() in p.read_bytes() for p in (tmp_path / "ledger").rglob("*.json"))
+
+    env, ledger_args = base_env(tmp_path), ["--ledger-dir", str(tmp_path / "ledger")]
+    listed = cli("results", "list", "--json", *ledger_args, cwd=tmp_path, env=env)
+    ids = [e["id"] for e in json.loads(listed.stdout)]
+    out = Outputs()
+    out.add("list", listed)
+    for label, args in [("show json", ["show", ids[0], "--json"]), ("show", ["show", ids[0]]),
+                        ("diff", ["diff", *ids]), ("diff json", ["diff", *ids, "--json"]),
+                        ("list text", ["list"]), ("assets", ["assets"])]:
+        out.add(label, cli("results", *args, *ledger_args, cwd=tmp_path, env=env))
+    assert [r.returncode for r in out.runs] == [0] * 7  # the two runs are comparable
+    assert [k for k, v in out.blobs.items() if secret.encode() in v or b"Zq2xpw" in v] == []
+    shown = json.loads(out.blobs["show json: stdout"])
+    assert shown["notes"] == "HF_TOKEN=<redacted> via https://<redacted>@mirror.example.com/x"
+    assert shown["backend"]["args"] == {"api_key": R}
+    assert "args {'api_key': '<redacted>'}" in out.blobs["show: stdout"].decode()

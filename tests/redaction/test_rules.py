@@ -325,3 +325,38 @@ def test_generated_credential_urls(case):
     assert password not in out and "Zq9" not in out
     assert f"<redacted>@{host}" in out  # the host stays for debugging
     assert redact_text(out) == out
+
+
+# --------------------------------------------------------------------- library entry points
+def test_complete_redacts_a_snapshot_handed_in_by_a_caller(tmp_path):
+    # results.record(snapshot=Snapshot) from a script: the object never went through
+    # environment.obtain_snapshot, and the record is write-once
+    from stackcheck.results.contract import ProfileRef
+    from stackcheck.results.recording import complete, load_draft
+
+    variables = {"HF_TOKEN": HF, "PIP_INDEX_URL": "https://a:pw1x@p.example.com/s"}
+    env = S.EnvSection(status="ok", variables=variables)
+    dist = S.Distribution(name="x", version="1", location="/s",
+                          direct_url=f"git+https://{GHP}@github.com/o/x")
+    snap = S.Snapshot(env=env, packages=S.PackagesSection(status="ok", distributions=[dist]))
+    draft = load_draft({"topic": "t", "run_label": "r", "profile": "P", "model": {"id": "m"},
+                        "backend": {"name": "vllm"}, "metrics": {"ms": {"value": 1.0}},
+                        "notes": f"token {GHP}", "git": {"commit": "f" * 40}})
+    rec = complete(draft, snap, (ProfileRef(id="P"), "cpu-smoke"), cwd=tmp_path)
+    encoded = msgspec.json.encode(rec)
+    assert not [v for v in (HF, GHP, "pw1x") if v.encode() in encoded]
+    assert rec.snapshot.env.redacted == ["HF_TOKEN", "PIP_INDEX_URL"] and rec.notes == "token <redacted>"
+    assert rec.snapshot.packages.distributions[0].direct_url == "git+https://<redacted>@github.com/o/x"
+
+
+def test_kernelspecs_are_read_redacted(tmp_path):
+    from stackcheck.probe.kernels import find_kernelspecs
+
+    spec = tmp_path / "kernels" / "k"
+    spec.mkdir(parents=True)
+    head = ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    argv = [*head, "--ServerApp.token=tok123", "--ServerApp.password", "pw456"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "language": "python"}))
+    (found,) = find_kernelspecs([str(tmp_path)])
+    assert found.argv == [*head, "--ServerApp.token=<redacted>", "--ServerApp.password", R]
+    assert found.bare_python

@@ -404,7 +404,8 @@ class _MetadataCache(object):
             rules = os.stat(_REDACTION_FILE)  # changed redaction rules: nothing older is read
         except OSError:
             return
-        self.version = "%d-%d-%d-%d-%d" % (sys.version_info[1], me.st_mtime_ns, me.st_size, rules.st_mtime_ns, rules.st_size)
+        stamps = (me.st_mtime_ns, me.st_size, rules.st_mtime_ns, rules.st_size)
+        self.version = "%d-%d-%d-%d-%d" % ((sys.version_info[1],) + stamps)
         digest = hashlib.sha1(os.path.realpath(location).encode("utf-8", "surrogateescape")).hexdigest()[:20]
         self.path = os.path.join(root, "metadata", digest + ".json")
         try:

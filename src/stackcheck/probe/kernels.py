@@ -100,10 +100,11 @@ def read_kernelspec(name: str, path: str) -> tuple[Kernelspec | None, str]:
         return None, f"{path}: argv: expected a non-empty list of strings"
     language = data.get("language") if isinstance(data.get("language"), str) else ""
     display = data.get("display_name") if isinstance(data.get("display_name"), str) else ""
-    spec = Kernelspec(name=name, path=path, display_name=display, language=language, argv=redact_argv(list(argv)))
+    spec = Kernelspec(name=name, path=path, display_name=display, language=language, argv=list(argv))
     head = argv[0]
     bare = os.sep not in head and "/" not in head
     spec.bare_python = bare and bool(_PYTHON_NAME.match(head))
+    spec.argv = redact_argv(spec.argv)
     if language.lower() == "python" or _PYTHON_NAME.match(os.path.basename(head)):
         resolved = shutil.which(head) if bare else head
         spec.interpreter = resolved or head
