@@ -31,6 +31,7 @@ SK = "sk" + "-proj-" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0"
 ANT = "sk" + "-ant-" + "api03-Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8"
 AKIA = "AK" + "IA" + "Q2W3E4R5T6Y7U8I9"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "1234567890"
+BEGIN, END, PK = "-----BEGIN ", "-----END ", "PRIVATE" + " KEY"
 
 # --------------------------------------------------------------------- URLs
 URLS = [
@@ -121,10 +122,10 @@ TEXTS = [
      "import os; os.environ['DB_PASSWORD'] = '<redacted>'"),
     ("DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFy==;EndpointSuffix=core.windows.net",
      "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=<redacted>;EndpointSuffix=core.windows.net"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
-     "-----BEGIN RSA PRIVATE KEY----- <redacted> -----END RSA PRIVATE KEY-----"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk (truncated paste",
-     "-----BEGIN OPENSSH PRIVATE KEY----- <redacted> -----END OPENSSH PRIVATE KEY-----"),
+    (f"{BEGIN}RSA {PK}-----\nMIIEowIBAAKCAQEA\n{END}RSA {PK}-----",
+     f"{BEGIN}RSA {PK}----- <redacted> {END}RSA {PK}-----"),
+    (f"{BEGIN}OPENSSH {PK}-----\nb3BlbnNzaC1rZXk (truncated paste",
+     f"{BEGIN}OPENSSH {PK}----- <redacted> {END}OPENSSH {PK}-----"),
 ]
 # what triage and reports show every day must stay readable
 KEPT_TEXTS = [
