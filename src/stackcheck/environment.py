@@ -1,6 +1,8 @@
 """Where a command's facts come from: the live interpreter, another interpreter (``--python``),
 a recorded snapshot (``--snapshot``) or a pasted collect_env output (``--from-collect-env``).
-Every command that judges an environment obtains its Snapshot here."""
+Every command that judges an environment obtains its Snapshot here, and every source is
+redacted here (``redaction.redact_snapshot``): a snapshot someone else recorded is cleaned
+again before it is judged, printed or stored."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import sys
 
 from stackcheck.errors import InputError
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.redaction import redact_snapshot
 
 
 def load_snapshot(path: str) -> Snapshot:
@@ -15,7 +18,8 @@ def load_snapshot(path: str) -> Snapshot:
     from stackcheck.fileio import decode_json, read_bytes
 
     data = sys.stdin.buffer.read() if path == "-" else read_bytes(path, "snapshot")
-    return decode_json(data, Snapshot, "<stdin>" if path == "-" else path, "stackcheck snapshot")
+    snapshot = decode_json(data, Snapshot, "<stdin>" if path == "-" else path, "stackcheck snapshot")
+    return redact_snapshot(snapshot)
 
 
 def load_collect_env(path: str) -> Snapshot:
@@ -26,7 +30,7 @@ def load_collect_env(path: str) -> Snapshot:
         text, source = sys.stdin.read(), "<stdin>"
     else:
         text, source = read_text(path, "collect_env output"), path
-    return parse_collect_env(text, source=source)
+    return redact_snapshot(parse_collect_env(text, source=source))
 
 
 def obtain_snapshot(
@@ -48,7 +52,10 @@ def obtain_snapshot(
     from stackcheck.probe import gather
 
     command = f"--python {python_path}" if python_path else "live"
-    return gather(python_path, deep=deep, sections=sections, command=command, modules=modules)
+    snap = gather(python_path, deep=deep, sections=sections, command=command, modules=modules)
+    # packages were redacted as they were read (probe/interpreter.py, cached or not): skipping
+    # them here saves most of the walk on the path every command takes
+    return redact_snapshot(snap, skip=("packages",))
 
 
 def snapshot_digest(snapshot: Snapshot) -> str:

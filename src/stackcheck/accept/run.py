@@ -31,6 +31,7 @@ from stackcheck.shellcmd import command
 from stackcheck.models.finding import CheckResult, Report, internal_error, worst
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.redaction import redact_text, redact_value
 
 DEFAULT_TIMEOUT_S = 300.0
 # Packages named in the readable summary when installed, besides the profile's own.
@@ -109,8 +110,8 @@ def accept(
         results["ACC006"] = _guarded("ACC006", futures["ACC006"].result)
 
     for name, text in logs.items():
-        atomic_write(out / "logs" / f"{name}.log", text)
-    atomic_write(out / "snapshot.json", msgspec.json.format(msgspec.json.encode(snapshot), indent=2) + b"\n")
+        atomic_write(out / "logs" / f"{name}.log", redact_text(text))
+    _write_json(out / "snapshot.json", snapshot)
     results["ACC005"] = CheckResult(
         id="ACC005", title=TITLES["ACC005"], verdict="ok",
         observed=f"snapshot.json and summary.txt in {out}", evidence={"snapshot": str(out / "snapshot.json"), "summary": str(out / "summary.txt")},
@@ -133,7 +134,7 @@ def accept(
         },
     )
     atomic_write(out / "summary.txt", summary_text(report, snapshot, profile))
-    atomic_write(out / "report.json", msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    _write_json(out / "report.json", report)
     return Acceptance(report, out)
 
 
@@ -190,7 +191,7 @@ def _hygiene(repo: str | None, out: Path) -> CheckResult:
             fix=f"fix the ignore file, then run: {command('stackcheck', 'hygiene', root)}",
         )
     path = out / "hygiene.json"
-    atomic_write(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    _write_json(path, report)
     observed, fix = _summary_line(report)
     if fix:  # the first finding's fix as it stands (a command stays a command); the rest in the report
         observed += f"; every finding in {path}"
@@ -201,6 +202,11 @@ def _hygiene(repo: str | None, out: Path) -> CheckResult:
     )
 
 
+def _write_json(path: Path, obj) -> None:
+    """The evidence files, redacted like everything else that leaves the process."""
+    atomic_write(path, msgspec.json.format(msgspec.json.encode(redact_value(obj)), indent=2) + b"\n")
+
+
 def _preflight(snapshot: Snapshot, profile: Profile | None, out: Path) -> CheckResult:
     if profile is None:
         return CheckResult(id="ACC007", title=TITLES["ACC007"], verdict="skipped", reason="no --profile given")
@@ -208,7 +214,7 @@ def _preflight(snapshot: Snapshot, profile: Profile | None, out: Path) -> CheckR
 
     report = judge(snapshot, command="preflight", profile=profile)
     path = out / "preflight.json"
-    atomic_write(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    _write_json(path, report)
     observed, fix = _summary_line(report)
     return CheckResult(
         id="ACC007", title=TITLES["ACC007"], verdict=report.verdict, subject=profile.id, observed=f"{profile.id}: {observed}",

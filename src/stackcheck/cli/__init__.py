@@ -97,19 +97,25 @@ def main(argv: list[str] | None = None) -> None:
         os.execv(sys.executable, [sys.executable, "-E", "-m", "stackcheck", *sys.argv[1:]])
     from stackcheck.errors import InputError, Refused
 
+    def redact_text(text: str) -> str:  # imported only on the way out with an error
+        from stackcheck.redaction import redact_text
+
+        return redact_text(text)
+
     try:
         rv = cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("stackcheck: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
+        exc.message = redact_text(exc.message)  # it may quote an argument
         exc.show()
         sys.exit(exc.exit_code)
     except InputError as exc:
-        click.echo(f"stackcheck: error: {exc}", err=True)
+        click.echo(f"stackcheck: error: {redact_text(str(exc))}", err=True)
         sys.exit(2)
     except Refused as exc:
-        click.echo(f"stackcheck: refused: {exc}", err=True)
+        click.echo(f"stackcheck: refused: {redact_text(str(exc))}", err=True)
         sys.exit(1)
     except BrokenPipeError:
         os._exit(0)

@@ -63,10 +63,13 @@ def judging_options(fn):
 
 
 def emit_json(obj) -> None:
-    """Write a msgspec Struct / plain object as JSON to stdout, newline-terminated."""
+    """Write a msgspec Struct / plain object as JSON to stdout, newline-terminated, redacted
+    (stackcheck.redaction) like everything else that leaves the process."""
     import msgspec
 
-    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(obj), indent=2) + b"\n")
+    from stackcheck.redaction import redact_value
+
+    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(redact_value(obj)), indent=2) + b"\n")
     sys.stdout.flush()
 
 

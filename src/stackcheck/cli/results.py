@@ -165,10 +165,12 @@ def list_(topic, ledger, as_json):
 @json_option
 def show(record_id, ledger, as_json):
     """Show one record (ID: any unique prefix of its digest)."""
+    from stackcheck.redaction import redact_value
     from stackcheck.results.compare import hardware
 
     rec, path = ledger.get(record_id)
     entry = ledger.entry(rec, path)
+    rec = redact_value(rec)  # a record stored before redaction existed is still shown clean
     if as_json:
         emit_json(rec)
         finish(0)
@@ -217,7 +219,9 @@ def diff(a, b, varying, ledger, as_json):
     from stackcheck.results.compare import diff as diff_records
     from stackcheck.results.compare import render
 
-    d = diff_records(ledger.get(a)[0], ledger.get(b)[0], list(varying))
+    from stackcheck.redaction import redact_value
+
+    d = redact_value(diff_records(ledger.get(a)[0], ledger.get(b)[0], list(varying)))
     if as_json:
         emit_json(d)
     else:
@@ -251,7 +255,9 @@ def promote(record_id, level, ledger, as_json):
 @json_option
 def decide(topic, run_label, decision, ledger, as_json):
     """Record a decision about RUN_LABEL of TOPIC; it becomes the topic's current decision."""
-    event = ledger.decide(topic, run_label, decision)
+    from stackcheck.redaction import redact_text
+
+    event = ledger.decide(topic, run_label, redact_text(decision))  # events are write-once too
     short_id = event.digest.partition(":")[2][:16]
     if as_json:
         emit_json({"event": short_id, "topic": topic, "run_label": run_label, "decision": event.text})

@@ -6,28 +6,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# kind → (literal anchors, pattern). A kind's regex only runs over a text that contains one
-# of its anchors (a C substring search), which keeps the scan near grep speed. Where a
-# pattern has a group, group 1 is the secret and the rest is context.
-_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
-    "private key": (("PRIVATE KEY",), r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    "Anthropic API key": (("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    "OpenAI API key": (("sk-",), r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    "Hugging Face token": (("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),
-    "GitHub token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b"),
-    "AWS access key id": (("AKIA", "ASIA"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    "AWS secret access key": (
-        ("aws_secret", "AWS_SECRET", "Aws_Secret"),
-        r"(?i:aws_secret_access_key|aws_secret_key)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
-    ),
-    "W&B API key": (("wandb", "WANDB", "Wandb", "WandB"), r"(?i:wandb)[^\n]{0,120}?\b([0-9a-f]{40})\b"),
-}
-_COMPILED = {kind: (anchors, re.compile(pattern)) for kind, (anchors, pattern) in _KINDS.items()}
+from stackcheck.redaction import NEEDS_MIX, compiled_shapes, mixed
+
+# kind → (anchors, compiled pattern): the token shapes of the redaction layer, one table for
+# both (see stackcheck.redaction.TOKEN_SHAPES).
+_COMPILED = compiled_shapes()
 _NETRC_PASSWORD = re.compile(r"(?m)(?:^|\s)password\s+(\S+)")
 _NETRC_NAMES = {".netrc", "_netrc", "netrc"}
 
-# Random tokens mix letters and digits; prose such as "sk-learn-style-prefixes" does not.
-_NEEDS_MIX = {"Anthropic API key", "OpenAI API key", "Hugging Face token", "GitHub token"}
 _PLACEHOLDER = re.compile(r"EXAMPLE|XXXX|xxxx|your[_-]?(?:api[_-]?)?(?:key|token)", re.IGNORECASE)
 
 
@@ -46,9 +32,7 @@ def mask(value: str) -> str:
 def _plausible(kind: str, value: str) -> bool:
     if _PLACEHOLDER.search(value):
         return False
-    if kind in _NEEDS_MIX:
-        return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-    return True
+    return kind not in NEEDS_MIX or mixed(value)
 
 
 def find_secrets(text: str, *, filename: str = "") -> list[Secret]:

@@ -1,23 +1,23 @@
 """Environment variables that change how ML stacks behave — and never a secret's value.
 
 Only an allow-list is recorded (CUDA_, NCCL_, HF_, PYTHONPATH …). A variable whose *name*
-looks secret (TOKEN, KEY, SECRET, PASSWORD …, see proc.looks_secret) keeps its name, so a
-check can tell "HF_TOKEN is set", but its value becomes ``<redacted>``; credentials embedded
-in URLs (``https://user:pass@host``) are cut out of otherwise harmless values. Both are
-listed in ``redacted``. Well-known credential variables of ML services (OPENAI_API_KEY,
+looks secret (TOKEN, KEY, SECRET, PASSWORD …, see redaction.looks_secret) keeps its name, so a
+check can tell "HF_TOKEN is set", but its value becomes ``<redacted>``; credentials inside
+otherwise harmless values (``https://user:pass@host``, conda's ``/t/<token>/``,
+``?private_token=``, token shapes) are cut out by redaction.redact_text. Both are listed in
+``redacted``. Well-known credential variables of ML services (OPENAI_API_KEY,
 AWS_SECRET_ACCESS_KEY …) are recorded the same way: name only.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 from stackcheck.models.snapshot import EnvSection
-from stackcheck.probe.proc import looks_secret
+from stackcheck.redaction import REDACTED, looks_secret, redact_env
 
-REDACTED = "<redacted>"
+__all__ = ["REDACTED", "collect", "relevant", "select"]
 
 PREFIXES = (
     "CUDA_", "CUDNN_", "NCCL_", "TORCH_", "TORCHINDUCTOR_", "PYTORCH_", "HF_", "HUGGING_FACE", "TRANSFORMERS_", "VLLM_", "SGLANG_",
@@ -31,8 +31,6 @@ EXACT = frozenset({
 })
 # Services whose credential variables are worth knowing about (name only).
 CREDENTIAL_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "GITHUB_", "GH_", "COHERE_", "MISTRAL_", "GROQ_", "TOGETHER_")
-
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s]+)@")
 
 
 def collect(ctx=None) -> EnvSection:
@@ -49,18 +47,5 @@ def relevant(name: str) -> bool:
 
 def select(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """(allow-listed variables with secrets redacted, names that were redacted)."""
-    variables: dict[str, str] = {}
-    redacted: list[str] = []
-    for name in sorted(env):
-        if not relevant(name):
-            continue
-        value = env[name]
-        if looks_secret(name):
-            variables[name] = REDACTED
-            redacted.append(name)
-            continue
-        cleaned = _URL_CREDENTIALS.sub(lambda m: m.group("scheme") + REDACTED + "@", value)
-        if cleaned != value:
-            redacted.append(name)
-        variables[name] = cleaned
+    variables, redacted = redact_env({name: env[name] for name in sorted(env) if relevant(name)})
     return variables, redacted

@@ -238,10 +238,15 @@ def _read_distribution(location, entry):
     if direct:
         try:
             info = json.loads(direct)
-            dist["direct_url"] = info.get("url")
-            dist["editable"] = bool((info.get("dir_info") or {}).get("editable"))
         except ValueError:
             problems.append("direct_url.json is not valid JSON")
+        else:
+            if not isinstance(info, dict):
+                problems.append("direct_url.json is not a JSON object")
+            else:
+                url, dir_info = info.get("url"), info.get("dir_info")
+                dist["direct_url"] = url if isinstance(url, str) else None
+                dist["editable"] = isinstance(dir_info, dict) and bool(dir_info.get("editable"))
     wheel = read("WHEEL")
     if wheel:
         dist["wheel_tags"] = [
@@ -257,7 +262,31 @@ def _read_distribution(location, entry):
         elif not dist["editable"]:
             problems.append("missing RECORD")
     dist["_top_level_txt"] = top is not None
-    return dist
+    # direct_url.json and Requires-Dist may carry a token (git+https://user:ghp_…@host/…):
+    # cut out here, before the dict reaches the cache file or the printed facts.
+    return _redaction().redact_value(dist)
+
+
+_REDACTION = []
+
+
+def _redaction():
+    """stackcheck.redaction; loaded by file path when this module runs as a script inside
+    another interpreter (``--python``), where stackcheck is not importable."""
+    if not _REDACTION:
+        if __package__:
+            from stackcheck import redaction
+        else:
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location("_stackcheck_redaction", _REDACTION_FILE)
+            redaction = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(redaction)
+        _REDACTION.append(redaction)
+    return _REDACTION[0]
+
+
+_REDACTION_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "redaction.py")
 
 
 def _check_modules_present(dist, listing):
@@ -415,8 +444,9 @@ class _MetadataCache(object):
     Reading ~160 METADATA headers and RECORD files is most of a probe's time; a dist-info
     directory changes its own mtime when files come or go, and METADATA its mtime, size or
     inode when rewritten, so those key an entry. The key also holds this module's own
-    stat, so a changed probe never reads an older cache. Module presence is never cached.
-    ``STACKCHECK_NO_CACHE=1`` turns it off; ``STACKCHECK_CACHE_DIR`` moves it."""
+    stat and that of the redaction rules, so a changed probe never reads an older cache.
+    Module presence is never cached. Entries are stored redacted, in a file only its owner
+    may read (0600). ``STACKCHECK_NO_CACHE=1`` turns it off; ``STACKCHECK_CACHE_DIR`` moves it."""
 
     def __init__(self, location):
         self.entries = {}
@@ -431,7 +461,12 @@ class _MetadataCache(object):
         import hashlib
 
         me = os.stat(__file__)
-        self.version = "%d-%d-%d" % (sys.version_info[1], me.st_mtime_ns, me.st_size)
+        try:
+            rules = os.stat(_REDACTION_FILE)  # changed redaction rules: nothing older is read
+        except OSError:
+            return
+        stamps = (me.st_mtime_ns, me.st_size, rules.st_mtime_ns, rules.st_size)
+        self.version = "%d-%d-%d-%d-%d" % ((sys.version_info[1],) + stamps)
         digest = hashlib.sha1(os.path.realpath(location).encode("utf-8", "surrogateescape")).hexdigest()[:20]
         self.path = os.path.join(root, "metadata", digest + ".json")
         try:
@@ -470,9 +505,12 @@ class _MetadataCache(object):
         if self.path is None or self.seen == self.entries:
             return
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             tmp = "%s.%d.tmp" % (self.path, os.getpid())
-            with open(tmp, "w", encoding="utf-8") as fh:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # only its owner reads it
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o600)  # a stale temporary file keeps its old mode otherwise
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump({"version": self.version, "location": location, "entries": self.seen}, fh)
             os.replace(tmp, self.path)
         except OSError:
@@ -480,7 +518,8 @@ class _MetadataCache(object):
 
 
 def packages_facts(path_entries=None):
-    """Every distribution on ``sys.path``, in import order; later copies are ``shadowed``."""
+    """Every distribution on ``sys.path``, in import order; later copies are ``shadowed``.
+    Everything is redacted (stackcheck.redaction) as it is read."""
     entries = sys.path if path_entries is None else path_entries
     seen_dirs = set()
     seen_names = set()
@@ -520,8 +559,8 @@ def packages_facts(path_entries=None):
         "status": "ok",
         "source": "metadata",
         "distributions": dists,
-        "stray_entries": strays,
-        "import_origins": _contested_origins(dists, entries),
+        "stray_entries": _redaction().redact_value(strays),
+        "import_origins": _redaction().redact_value(_contested_origins(dists, entries)),
     }
 
 

@@ -4,7 +4,8 @@ A kernel whose ``argv[0]`` is a bare ``python`` runs whatever is first on the PA
 server that starts it, which is the classic "notebook uses another environment" bug; so each
 spec records the resolved interpreter, whether it exists, and whether argv[0] was bare.
 Search order and precedence follow jupyter_core.paths.jupyter_path(): JUPYTER_PATH, the user
-data dir, the environment's prefix, then system dirs; the first spec of a name wins.
+data dir, the environment's prefix, then system dirs; the first spec of a name wins. The argv
+is kept redacted (``--IdentityProvider.token=…``, ``--ServerApp.password=…`` and the like).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import shutil
 import sys
 
 from stackcheck.models.snapshot import Kernelspec, KernelsSection
+from stackcheck.redaction import redact_argv
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?(\.exe)?$", re.IGNORECASE)
 
@@ -102,6 +104,7 @@ def read_kernelspec(name: str, path: str) -> tuple[Kernelspec | None, str]:
     head = argv[0]
     bare = os.sep not in head and "/" not in head
     spec.bare_python = bare and bool(_PYTHON_NAME.match(head))
+    spec.argv = redact_argv(spec.argv)
     if language.lower() == "python" or _PYTHON_NAME.match(os.path.basename(head)):
         resolved = shutil.which(head) if bare else head
         spec.interpreter = resolved or head

@@ -17,17 +17,15 @@ import threading
 import time
 from dataclasses import dataclass
 
+from stackcheck.redaction import looks_secret
+
 _DROP_EXACT = {"PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PYTHONWARNINGS", "PYTHONDEVMODE"}
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
-
-
-def looks_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS)
 
 
 def sanitized_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _DROP_EXACT and not looks_secret(k)}
+    """os.environ without secret-named variables (``looks_secret(name, strict=True)``) or
+    interpreter hooks; ``extra`` is added as given."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROP_EXACT and not looks_secret(k, strict=True)}
     env["PYTHONIOENCODING"] = "utf-8"
     env["LC_ALL"] = env.get("LC_ALL", "C.UTF-8") or "C.UTF-8"
     if extra:

@@ -6,6 +6,7 @@ from collections import Counter
 
 from stackcheck.identifiers import printable
 from stackcheck.models.finding import VERDICTS, Report
+from stackcheck.redaction import redact_value
 
 MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped", "error": "ERROR  "}
 
@@ -13,6 +14,7 @@ MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": 
 def report_text(report: Report, *, verbose: bool = False) -> str:
     """Non-ok checks in full (observed / expected / fix); ok and skipped ones as one line each
     (only with ``verbose``); then a summary line."""
+    report = redact_value(report)
     lines: list[str] = []
     head = f"{report.kind}"
     if report.profile:
@@ -49,6 +51,7 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
 
 
 def report_markdown(report: Report) -> str:
+    report = redact_value(report)
     out = [f"## {report.kind} {report.profile or ''}: **{report.verdict}**", ""]
     out.append("| check | verdict | subject | observed | expected | fix |")
     out.append("|---|---|---|---|---|---|")

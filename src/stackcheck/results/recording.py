@@ -19,6 +19,7 @@ import msgspec
 
 from stackcheck.errors import InputError, Refused
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.redaction import redact_snapshot, redact_value
 from stackcheck.results import ladder
 from stackcheck.results.contract import Artifact, Dispersion, Draft, Event, GitState, Metric, ProfileRef, ResultRecord, problems
 from stackcheck.results.identity import content_digest, identity_key
@@ -131,7 +132,10 @@ def preflight(profile_id: str, snapshot: Snapshot, *, registry=None, catalog=Non
 
 
 def complete(draft: Draft, snapshot: Snapshot, profile: tuple[ProfileRef, str], *, cwd: Path, now: str | None = None) -> ResultRecord:
-    """Everything a record carries besides the user's claim; pure except for hashing artifacts."""
+    """Everything a record carries besides the user's claim; pure except for hashing artifacts.
+    The record is redacted (stackcheck.redaction) before its digests are taken: a write-once
+    record can never lose a secret once stored, so none gets in (free text such as notes,
+    failure_reason, backend args, the snapshot however it was obtained)."""
     from stackcheck import __version__
     from stackcheck.environment import snapshot_digest
 
@@ -147,8 +151,9 @@ def complete(draft: Draft, snapshot: Snapshot, profile: tuple[ProfileRef, str], 
         metrics={name: with_dispersion(m) for name, m in draft.metrics.items()},
         artifacts=[hashed(a, i, cwd) for i, a in enumerate(draft.artifacts)],
     )
+    snapshot = redact_snapshot(snapshot)
     rec = ResultRecord(
-        **claim,
+        **redact_value(claim),
         created_at=now or utc_now(),
         profile=ref,
         snapshot=snapshot,

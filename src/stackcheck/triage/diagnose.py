@@ -19,6 +19,7 @@ from typing import BinaryIO
 from stackcheck.errors import InputError
 from stackcheck.models.rule import Rule, Scope
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.redaction import redact_value
 from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
@@ -171,7 +172,9 @@ def triage_stream(
     matches = [_to_match(f, snapshot, knowledge) for f in scan.findings.values()]
     matches.sort(key=lambda m: (-m.score, m.line, m.rule_id))
     shown = _shown_region(scan, matches, scan.whole)
-    return Diagnosis(
+    # the output stage: a log quotes tokens (Authorization headers, HF_TOKEN=…, URLs with
+    # credentials); evidence, fixes and the shown region are redacted before anyone sees them
+    return redact_value(Diagnosis(
         matches=matches,
         failure_region=shown.text if shown else "",
         failure_region_lines=[shown.start, shown.end] if shown else [],
@@ -180,7 +183,7 @@ def triage_stream(
         regions_found=scan.regions,
         lines_read=scan.lines_read,
         source=source,
-    )
+    ))
 
 
 def triage_text(text: str, **kwargs) -> Diagnosis:
