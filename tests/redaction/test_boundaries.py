@@ -271,7 +271,7 @@ def planted_snapshot(p: Planted) -> dict:
 
 def draft(p: Planted, **changes) -> dict:
     d = {
-        "topic": "redaction/probe", "run_label": f"run-{p.gh}", "profile": "LAB-CPU",
+        "topic": "redaction/probe", "run_label": "run-1", "profile": "LAB-CPU",
         "model": {"id": f"https://huggingface.co/org/m?token={p.query}"},
         "backend": {"name": "vllm", "version": "0.11.0",
                     "args": {"api_key": p.arg_key,
@@ -343,6 +343,7 @@ def loaded_inputs(p: Planted) -> None:
         (tmp / "reg.json").write_text(json.dumps(registry(p)))
         (tmp / "draft.json").write_text(json.dumps(draft(p)))
         (tmp / "draft2.json").write_text(json.dumps(draft(p, run_label="second")))
+        (tmp / "draft3.json").write_text(json.dumps(draft(p, run_label=f"run-{p.gh}")))  # refused: exit 2
         failed = draft(p, status="failed", metrics={}, evidence="mechanism",
                        failure_reason=f"401 from https://u:{p.simple_pw}@x.example.com")
         (tmp / "failed.json").write_text(json.dumps(failed))
@@ -372,6 +373,7 @@ def loaded_inputs(p: Planted) -> None:
             ("record", [*record, str(tmp / "draft.json"), *s, "--json"]),
             ("record c", [*record, str(tmp / "draft2.json"), *c]),
             ("record refused", [*record, str(tmp / "failed.json"), *s]),
+            ("record secret label", [*record, str(tmp / "draft3.json"), *s]),
         ]:
             out.add(label, cli(*args, cwd=tmp, env=env))
         out.add("triage stdin", cli("triage", "-", "--no-env", cwd=tmp, env=env,
@@ -388,7 +390,7 @@ def loaded_inputs(p: Planted) -> None:
         ]:
             out.add(label, cli(*args, *ledger, cwd=tmp, env=env))
         codes = [r.returncode for r in out.runs]
-        assert codes == [0] * 5 + [1] * 3 + [0] + [1] * 3 + [0] * 7 + [1] + [0] * 5 + [1] + [0] * 3, \
+        assert codes == [0] * 5 + [1] * 3 + [0] + [1] * 3 + [0] * 7 + [1, 2] + [0] * 5 + [1] + [0] * 3, \
             [(code, r.stderr[-300:]) for code, r in zip(codes, out.runs)]
         out.blobs["o.json"] = (tmp / "o.json").read_bytes()
         out.blobs["c.json"] = (tmp / "c.json").read_bytes()
@@ -421,7 +423,10 @@ def loaded_inputs(p: Planted) -> None:
         assert expected["PKG001"] == "secretlib @ git+https://<redacted>@github.com/org/secretlib.git"
         assert expected["PKG003"] == "no privlib (pulled from https://<redacted>@github.com/org)"
         rec = json.loads(out.blobs["show json: stdout"])
-        assert rec["run_label"] == "run-<redacted>"
+        assert rec["run_label"] == "run-1"
+        assert out.blobs["record secret label: stderr"].decode().endswith(
+            "run_label: looks like it holds a credential; names are printed and stored, keep secrets out\n"
+        )
         assert rec["backend"]["args"] == {"api_key": R, "endpoint": "https://<redacted>@api.example.com/v1",
                                           "headers": ["Authorization: Bearer <redacted>"]}
         assert rec["notes"] == f"ran with HF_TOKEN={R} against https://{R}@mirror.example.com; key {R}"

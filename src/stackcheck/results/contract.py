@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from stackcheck.identifiers import problem, shown
+from stackcheck.redaction import redact_text
 from stackcheck.models.snapshot import Snapshot
 
 # 1.1: records and events name their predecessor in the ledger (``prev``); 1.0 files stay valid
@@ -160,6 +161,8 @@ def identifier_problems(claim: Claim) -> list[str]:
             out.append(f"{name}: must be one line, got {shown(value)}")
         elif (found := problem(value, kind)) is not None:
             out.append(f"{name}: {found}")
+        elif redact_text(value) != value:  # stored redacted, it would no longer be the name given
+            out.append(f"{name}: looks like it holds a credential; names are printed and stored, keep secrets out")
     ref = getattr(claim, "profile", None)
     field, value = ("profile", ref) if isinstance(ref, str) else ("profile.id", getattr(ref, "id", None))
     if value is not None and (found := problem(value)) is not None:
