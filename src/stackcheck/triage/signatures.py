@@ -18,6 +18,7 @@ pattern as written, and its specificity is that of the written pattern):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from stackcheck.errors import InputError
 from stackcheck.models.rule import Rule
@@ -32,9 +33,16 @@ class Signature:
     rule: Rule
     index: int  # position in rule.signatures
     pattern: str
-    compiled: object  # re2 compiled pattern (the loosened form, or the cut variant)
+    form: str  # what is compiled: the loosened pattern, or its cut variant
     specificity: int  # literal characters the pattern demands
     cut: bool = False  # the variant that matches the message cut at its end
+
+    @cached_property
+    def compiled(self):
+        """The compiled form (compiled on first use: most signatures never occur in a log)."""
+        import re2
+
+        return re2.compile(self.form, _options())
 
 
 @dataclass(frozen=True)
@@ -195,34 +203,43 @@ def _is_space(token: _Token) -> bool:
     return token.kind == "literal" and token.char == " "
 
 
-def _loosened(tokens: list[_Token]) -> str:
+def _loosened(tokens: list[_Token]) -> list[str]:
+    """Each token as it is compiled: a literal space as ``\\s+`` (``\\s`` before a quantifier; a
+    run of spaces is one run of whitespace), everything else as written."""
     out: list[str] = []
     for k, tok in enumerate(tokens):
         if not _is_space(tok):
             out.append(tok.text)
-            continue
-        quantified = k + 1 < len(tokens) and tokens[k + 1].kind == "quant"
-        if quantified:
+        elif k + 1 < len(tokens) and tokens[k + 1].kind == "quant":
             out.append(r"\s")
-        elif not (k > 0 and _is_space(tokens[k - 1])):  # a run of spaces is one run of whitespace
-            out.append(r"\s+")
-    return "".join(out)
+        else:
+            out.append("" if k > 0 and _is_space(tokens[k - 1]) else r"\s+")
+    return out
 
 
 def loosen(pattern: str) -> str:
     """The pattern with each literal space (outside character classes) matching any run of
     whitespace, line breaks included: ``Bus error\\.`` also matches ``Bus\\nerror.``."""
-    tokens = _tokens(pattern)
-    return pattern if tokens is None or not any(_is_space(t) for t in tokens) else _loosened(tokens)
+    return forms(pattern)[0]
 
 
 def cut_variant(pattern: str) -> tuple[str, int] | None:
     """(pattern, specificity) that also matches the message cut mid-word at the end of a line,
     inside the pattern's trailing literal; None where the pattern cannot be cut that way (no
     trailing literal, alternatives at the top, too few literals before any possible cut)."""
+    return forms(pattern)[1]
+
+
+def forms(pattern: str) -> tuple[str, tuple[str, int] | None]:
+    """The loosened pattern and its cut variant (see :func:`loosen`, :func:`cut_variant`)."""
     tokens = _tokens(pattern)
     if not tokens:
-        return None
+        return pattern, None
+    parts = _loosened(tokens)
+    return "".join(parts), _cut(tokens, parts)
+
+
+def _cut(tokens: list[_Token], parts: list[str]) -> tuple[str, int] | None:
     depth = 0
     for tok in tokens:
         depth += (tok.kind == "open") - (tok.kind == "close")
@@ -247,10 +264,11 @@ def cut_variant(pattern: str) -> tuple[str, int] | None:
     # from the end: rest matches tail[k:] or, where a cut splits a word, stops at the line end
     rest = ""
     for k in range(len(tail) - 1, keep - 1, -1):
-        rest = _loosened([tail[k]]) + (f"(?:{rest}|(?m:$))" if mid_word(k) else rest)
+        atom = r"\s+" if _is_space(tail[k]) else tail[k].text
+        rest = atom + (f"(?:{rest}|(?m:$))" if mid_word(k) else rest)
     if mid_word(keep - 1):
         rest = f"(?:{rest}|(?m:$))"
-    return _loosened([*head, *tail[:keep]]) + rest, head_literals + keep
+    return "".join(parts[: len(head) + keep]) + rest, head_literals + keep
 
 
 def _options():
@@ -272,23 +290,24 @@ class SignatureIndex:
         self._set = re2.Set.SearchSet(options)
         for rule in rules:
             for j, pattern in enumerate(rule.signatures):
-                try:
-                    re2.compile(pattern, options)
-                except re2.error as exc:
-                    raise InputError(f"rule {rule.id}: signatures[{j}]: not a valid RE2 pattern ({exc})") from None
-                forms = [(loosen(pattern), literal_length(pattern), False)]
-                cut = cut_variant(pattern)
+                loosened, cut = forms(pattern)
+                variants = [(loosened, literal_length(pattern), False)]
                 if cut is not None:
-                    forms.append((cut[0], cut[1], True))
-                for form, specificity, is_cut in forms:
+                    variants.append((cut[0], cut[1], True))
+                for form, specificity, is_cut in variants:
                     try:
-                        compiled = re2.compile(form, options)
-                    except re2.error:  # a form this module derived: fall back to the pattern as written
-                        if is_cut:
+                        self._set.Add(form)
+                    except re2.error:
+                        try:  # the pattern as written is invalid: say why
+                            re2.compile(pattern, options)
+                        except re2.error as exc:
+                            where = f"rule {rule.id}: signatures[{j}]"
+                            raise InputError(f"{where}: not a valid RE2 pattern ({exc})") from None
+                        if is_cut:  # a form this module derived failed: keep the pattern as written
                             continue
-                        form, compiled = pattern, re2.compile(pattern, options)
-                    self._set.Add(form)
-                    self.signatures.append(Signature(rule, j, pattern, compiled, specificity, is_cut))
+                        form = pattern
+                        self._set.Add(form)
+                    self.signatures.append(Signature(rule, j, pattern, form, specificity, is_cut))
         self._empty = not self.signatures
         if not self._empty:
             self._set.Compile()
