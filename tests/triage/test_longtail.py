@@ -49,7 +49,7 @@ def test_new_rules_live_in_their_own_files_with_their_layer():
             if layer == "specific"
             else all(300 < int(i[2:]) < 400 for i in ids)
         )
-    assert len(LONGTAIL) == 50 + 21
+    assert len(LONGTAIL) == 54 + 22
     assert {r.layer for r in KB.rules if int(r.id[2:]) < 200} == {"specific"}
 
 
@@ -357,6 +357,39 @@ def test_specific_rules_name_their_culprit_from_the_text():
     )
     m = top(train_text("139-unslothai-unsloth-1992.json"))
     assert (m.rule_id, m.culprit) == ("KB312", "unsloth-zoo")
+
+
+FAMILY_CULPRITS = {  # family rule → the culprit its first example names
+    "KB301": "mmcv",
+    "KB302": "libstdc++ (/home/u/anaconda3/envs/x/lib/libstdc++.so.6)",
+    "KB303": "torchvision 0.18.0 vs torch 2.2.1",
+    "KB304": "tensorflow==1.15",
+    "KB305": "the filesystem holding /root/.cache/huggingface/hub/tmpab12",
+    "KB311": "network access to huggingface.co",
+    "KB312": "unsloth-zoo",
+    "KB313": "torch",
+    "KB314": "deepspeed==0.17.2",
+    "KB315": "Half on the CPU",
+    "KB316": "lm.lm_head.weight",
+    "KB317": "C:\\env\\Lib\\site-packages\\torch\\lib\\c10_xpu.dll",
+    "KB318": "NCCL (internal error, NCCL version 2.14.3)",
+    "KB319": "libcudnn.so.8",
+    "KB320": "/usr/bin/gcc",
+    "KB321": "inductor",
+}
+
+
+@pytest.mark.parametrize("rule_id", sorted(FAMILY_CULPRITS))
+def test_each_family_names_the_culprit_its_text_gives(rule_id):
+    m = top(KB.rule(rule_id).examples[0])
+    assert (m.rule_id, m.layer, m.culprit) == (rule_id, "family", FAMILY_CULPRITS[rule_id])
+
+
+def test_families_whose_text_names_nothing_say_nothing():
+    """Illegal memory access, a device-side assert, a CI cancellation: no culprit is invented."""
+    for rule_id in ("KB307", "KB308", "KB310"):
+        m = top(KB.rule(rule_id).examples[0])
+        assert (m.rule_id, m.culprit) == (rule_id, "")
 
 
 # ----- ranking ----------------------------------------------------------------------------------

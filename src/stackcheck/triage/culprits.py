@@ -195,7 +195,7 @@ def _runtime_too_old(
 )
 def _resolver(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
     requirer, requirement, installed = (
-        groups.get(k, "").strip() for k in ("requirer", "requirement", "installed")
+        groups.get(k, "").strip().rstrip(".,;") for k in ("requirer", "requirement", "installed")
     )
     if requirer and requirement and installed:
         reading.evidence.append(f"{requirer} requires {requirement}; {installed} is installed")
@@ -212,6 +212,9 @@ def _resolver(groups: dict[str, str], region: str, snapshot: Snapshot | None, re
     elif groups.get("wanted"):
         reading.evidence.append(f"cannot be installed together: {groups['wanted'].strip()}")
         reading.culprit = groups["wanted"].strip()
+    elif requirement and installed:  # a version check at import: "X>=1,<=2 is required … but found X==3"
+        reading.evidence.append(f"{requirement} is required; {installed} is installed")
+        reading.culprit = installed
     elif requirement:
         versions = groups.get("versions")
         reading.evidence.append(
@@ -276,6 +279,32 @@ def _vllm_startup(groups: dict[str, str], region: str, snapshot: Snapshot | None
         )
 
 
+@interprets("kernel_op", "dtype")
+def _dtype(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
+    op, dtype = groups.get("kernel_op", "an operation"), groups.get("dtype", "this dtype")
+    on_cpu = "cpu" in op.lower()
+    reading.evidence.append(f"{op} has no {dtype} kernel" + (" on the CPU" if on_cpu else ""))
+    reading.culprit = f"{dtype} on the CPU" if on_cpu else f"dtype {dtype}"
+
+
+@interprets("nccl_where", "nccl_reason")
+def _nccl(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
+    reason = groups.get("nccl_reason", "").strip()
+    if groups.get("nccl_where"):
+        reading.evidence.append(f"NCCL call: {groups['nccl_where']}")
+    if reason:
+        reading.evidence.append(f"NCCL says: {reason}")
+    reading.culprit = f"NCCL ({reason})" if reason else "NCCL"
+
+
+@interprets("host", "url")
+def _network(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
+    host = groups.get("host") or groups.get("url", "")
+    if host:
+        reading.evidence.append(f"unreachable: {host}")
+        reading.culprit = f"network access to {host}"
+
+
 @interprets("port", "address")
 def _port(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
     port = groups.get("port", "")
@@ -308,7 +337,8 @@ def _size_mismatch(groups: dict[str, str], region: str, snapshot: Snapshot | Non
 
 
 @interprets(
-    "dll", "header", "from_module", "of_module", "pickled_module", "test", "compiler", "name", "cpu_torch"
+    "dll", "header", "from_module", "of_module", "pickled_module", "test", "compiler", "backend", "name",
+    "cpu_torch",
 )
 def _named_thing(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:
     """Groups that name the culprit directly; the module-like ones by the package to check."""
@@ -316,6 +346,7 @@ def _named_thing(groups: dict[str, str], region: str, snapshot: Snapshot | None,
         reading.evidence.append(f"installed torch: {groups['cpu_torch']}, a CPU-only build")
         reading.culprit = f"torch {groups['cpu_torch']} (CPU-only build)"
     for key, label in (
+        ("backend", "compiler backend"),
         ("dll", "DLL"),
         ("header", "missing header"),
         ("from_module", "module"),

@@ -47,7 +47,7 @@ _DECORATION = re.compile(
 )
 _SPACE = re.compile(r"[ \t\u00a0\u3000]+")
 # the last word of a line that a wrap split inside a path, and the first word of its continuation
-_PATH_TAIL = re.compile(r"(?:^|\s)((?:[A-Za-z]:)?[\w.~+-]*[/\\][\w.+/\\-]*)$")
+_PATH_TAIL = re.compile(r"(?:[A-Za-z]:)?[\w.~+-]*[/\\][\w.+/\\-]*")  # fullmatch of the last word
 _PATH_HEAD = re.compile(r"[\w.+-]*(?:[/\\][\w.+-]*)*")
 _FILE_END = re.compile(r"\.(?:so(?:\.\d+)*|dll|dylib|pyd|py|pyx|h|hpp|c|cc|cpp|cu|cuh)$")
 _MAX_JOINED = 512  # a "path" longer than this is not a wrapped path
@@ -70,11 +70,11 @@ def strip_decorations(line: str) -> str:
 def _continues_path(previous: str, following: str) -> bool:
     """Does ``previous`` end inside a path that a hard wrap split, and ``following`` start with
     the rest of it (the two pieces together name a file, neither alone does)?"""
-    tail = _PATH_TAIL.search(previous)
-    if tail is None or _FILE_END.search(tail.group(1)):
+    last = previous.rpartition(" ")[2]
+    if len(last) > _MAX_JOINED or not _PATH_TAIL.fullmatch(last) or _FILE_END.search(last):
         return False  # not a path, or a complete file name already
     piece = _PATH_HEAD.match(following).group(0)
-    joined = tail.group(1) + piece
+    joined = last + piece
     return bool(piece) and len(joined) <= _MAX_JOINED and _FILE_END.search(joined) is not None
 
 
