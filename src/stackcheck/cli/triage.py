@@ -88,7 +88,7 @@ def render_text(d) -> str:
     width = 100
     out = [
         f"triage of {d.source}: {d.lines_read} lines, {d.regions_found} failure region(s); "
-        f"environment: {d.environment_source}",
+        f"environment: {d.environment_source}" + (f" ({d.environment_why})" if d.environment_why else ""),
         "",
     ]
     wrap = lambda text, indent: textwrap.fill(text, width, initial_indent=indent, subsequent_indent=" " * len(indent), break_on_hyphens=False, break_long_words=False)  # noqa: E731
@@ -96,7 +96,13 @@ def render_text(d) -> str:
         out.append("No known cause matched (nothing is guessed).")
     for n, m in enumerate(d.matches, 1):
         out.append(f"{n}. {m.rule_id} {m.title}")
-        out.append(f"   category {m.category}, confidence {m.confidence}, environment {m.environment}, score {m.score:g}")
+        generic = ", generic family" if m.layer == "family" else ""
+        out.append(
+            f"   category {m.category}{generic}, confidence {m.confidence}, environment {m.environment}, "
+            f"score {m.score:g}"
+        )
+        if m.culprit:
+            out.append(wrap(f"culprit: {m.culprit}", "   "))
         for e in m.evidence:
             out.append(wrap(e, "   - "))
         out.append(wrap(m.fix, "   fix: "))

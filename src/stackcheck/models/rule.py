@@ -25,12 +25,26 @@ Category = Literal[
     "unsafe-deserialization",
     "triton-or-compile-failure",
     "dtype-unsupported",
+    # the long tail of real reports (tests/data/triage/corpus/README.md, docs/triage.md)
+    "resolver-conflict",
+    "protobuf",
+    "glibc",
+    "extension-build",
+    "illegal-memory-access",
+    "shared-memory",
+    "disk-full",
+    "timeout-or-hang",
+    "test-assertion",
+    "infrastructure",
     "other",
 ]
 
 CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
 
 Confidence = Literal["high", "medium", "low"]
+# specific: one known failure with its known cause; family: a whole kind of failure whose
+# culprit the signature's named groups take from the text (ranked below every specific match)
+Layer = Literal["specific", "family"]
 
 
 class Scope(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -70,6 +84,7 @@ class Rule(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # a dedicated check that judges this scope (e.g. "CUDA002"): the rule then registers for
     # `explain` and triage only, so preflight does not report one fact twice
     checked_by: str = ""
+    layer: Layer = "specific"
 
 
 class RuleSet(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

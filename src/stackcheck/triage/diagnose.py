@@ -3,9 +3,12 @@
 The input streams through once: lines are cleaned, failure regions extracted and matched as
 they complete, and only the best evidence per rule is kept, so memory stays bounded whatever
 the size of the log. Short inputs are also matched as a whole (a one-line paste has no
-"region"). The environment the causes are judged against is, in order of preference: a
-collect_env block found inside the input, the snapshot the caller gives, the live
-environment (only gathered when something matched).
+"region"). Signatures see each region through :mod:`stackcheck.triage.normalize` (no
+timestamps, rank prefixes or CI markers; hard-wrapped paths re-joined). The environment the
+causes are judged against is, in order of preference: a collect_env block found inside the
+input, the snapshot the caller gives, the live environment — gathered only when something
+matched, and used only when the input shows it comes from this machine (its traceback frames
+or interpreter path are this environment's); otherwise the matches are left ``unknown``.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from stackcheck.errors import InputError
 from stackcheck.models.rule import Rule, Scope
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_value
+from stackcheck.triage import culprits  # noqa: F401 - registers the interpreters of family rules
 from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
+from stackcheck.triage.normalize import match_view
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
 from stackcheck.triage.reader import iter_lines
 from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks
@@ -72,9 +77,8 @@ def signature_index(rules: list[Rule]) -> SignatureIndex:
     return cached[1]
 
 
-def _line_of(region: FailureRegion, offset: int) -> int:
-    """Input line number of a character offset inside ``region.text``."""
-    index = region.text.count("\n", 0, offset)
+def _line_of(region: FailureRegion, index: int) -> int:
+    """Input line number of the line at ``index`` of ``region.lines``."""
     head = len(region.head)
     if index < head:
         return region.start + index
@@ -104,12 +108,12 @@ class _Scan:
         self.last_region = region
         if region.kind == "traceback":
             self.last_traceback = region
-        text = region.text
         if len(self.prefixes) < 8:
-            self.prefixes |= traceback_environments(text)
-        for hit in self.index.search(text):
+            self.prefixes |= traceback_environments(region.text)
+        view = match_view(region.lines)
+        for hit in self.index.search(view.text):
             finding = self.findings.setdefault(hit.signature.rule.id, _RuleFinding(hit.signature.rule))
-            finding.add(hit, _line_of(region, hit.start), region)
+            finding.add(hit, _line_of(region, view.origin(hit.start)), region)
 
     def read(self, first: int, block: list[str]) -> None:
         """Bookkeeping of a block of lines besides regions: content, the whole text of a short
@@ -152,7 +156,7 @@ def triage_stream(
         rules = knowledge.rules
     index = signature_index(rules)
     scan = _Scan(index)
-    extractor = RegionExtractor(also_trigger=index.occurs_in)
+    extractor = RegionExtractor(also_trigger=index.occurs_in, trigger_offsets=index.match_starts)
     for first, block in blocks(iter_lines(stream, source)):
         scan.read(first, block)
         for region in extractor.feed_block(first, block):
@@ -164,13 +168,15 @@ def triage_stream(
     if scan.whole is not None:
         _match_whole(scan, scan.whole)
 
-    snapshot, environment_source = _environment(scan, source, snapshot, environment_source, live_environment)
+    env = _environment(scan, source, snapshot, environment_source, live_environment)
+    snapshot = env.snapshot
     if snapshot is not None and knowledge is None and any(f.rule.scope != Scope() for f in scan.findings.values()):
         from stackcheck.knowledge import load_knowledge
 
         knowledge = load_knowledge()
-    matches = [_to_match(f, snapshot, knowledge) for f in scan.findings.values()]
-    matches.sort(key=lambda m: (-m.score, m.line, m.rule_id))
+    matches = [_to_match(f, snapshot, knowledge, env.unjudged) for f in scan.findings.values()]
+    # a family (a kind of failure) never outranks a specific known cause
+    matches.sort(key=lambda m: (m.layer == "family", -m.score, m.line, m.rule_id))
     shown = _shown_region(scan, matches, scan.whole)
     # the output stage: a log quotes tokens (Authorization headers, HF_TOKEN=…, URLs with
     # credentials); evidence, fixes and the shown region are redacted before anyone sees them
@@ -179,7 +185,8 @@ def triage_stream(
         failure_region=shown.text if shown else "",
         failure_region_lines=[shown.start, shown.end] if shown else [],
         failure_region_kind=shown.kind if shown else "",
-        environment_source=environment_source,
+        environment_source=env.source,
+        environment_why=env.why,
         regions_found=scan.regions,
         lines_read=scan.lines_read,
         source=source,
@@ -194,18 +201,15 @@ def triage_text(text: str, **kwargs) -> Diagnosis:
 def _match_whole(scan: _Scan, lines: list[str]) -> None:
     """A short input is also matched as a whole: catches messages no region trigger saw and
     signatures that span regions."""
-    region = FailureRegion(start=1, kind="whole")
-    for n, line in enumerate(lines, 1):
-        region.add(n, line)
-    text = region.text
-    for hit in scan.index.search(text):
+    view = match_view(lines)
+    for hit in scan.index.search(view.text):
+        line = view.origin(hit.start) + 1
         finding = scan.findings.get(hit.signature.rule.id)
         if finding is None:
             finding = scan.findings[hit.signature.rule.id] = _RuleFinding(hit.signature.rule)
-            line = _line_of(region, hit.start)
             finding.add(hit, line, _around(lines, line))
         elif hit.signature.index not in finding.hits:
-            finding.add(hit, _line_of(region, hit.start), finding.region or _around(lines, 1))
+            finding.add(hit, line, finding.region or _around(lines, 1))
 
 
 def _around(lines: list[str], line: int, before: int = 3, after: int = 8) -> FailureRegion:
@@ -215,20 +219,57 @@ def _around(lines: list[str], line: int, before: int = 3, after: int = 8) -> Fai
     return region
 
 
-def _environment(scan: _Scan, source: str, snapshot, environment_source, live) -> tuple[Snapshot | None, str]:
+@dataclass
+class _Environment:
+    snapshot: Snapshot | None
+    source: str  # where the facts come from (Diagnosis.environment_source)
+    why: str = ""  # for the live environment: what in the input shows it comes from this machine
+    unjudged: str = "not-judged"  # the verdict of every match when there is no snapshot
+
+
+# interpreter prefixes every Debian/Ubuntu/Docker python has: finding one in a paste does not
+# show that the paste comes from this machine
+_SHARED_PREFIXES = ("/usr", "/usr/local", "/")
+_SHARED_BIN_DIRS = ("/usr/bin/", "/usr/local/bin/", "/bin/")
+
+
+def _environment(scan: _Scan, source: str, snapshot, environment_source, live) -> _Environment:
     embedded = _embedded_collect_env(scan, source)
     if embedded is not None:
-        return embedded, f"collect_env block in the input (line {scan.collect_env_line})"
+        return _Environment(embedded, f"collect_env block in the input (line {scan.collect_env_line})")
     if snapshot is not None:
-        return snapshot, environment_source or "given snapshot"
+        return _Environment(snapshot, environment_source or "given snapshot")
     if live is not None and scan.findings:
         current = live()
+        why = _from_this_machine(scan, current)
+        if why:
+            return _Environment(current, "live environment", why)
         foreign = sorted(p for p in scan.prefixes if not belongs_to(p, current))
         if foreign and len(foreign) == len(scan.prefixes):
             # the error happened elsewhere: judging it by this machine would mislead
-            return None, f"none (the input comes from {foreign[0]}, not this environment; give --snapshot)"
-        return current, "live environment"
-    return None, "none"
+            return _Environment(
+                None, f"none (the input comes from {foreign[0]}, not this environment; give --snapshot)"
+            )
+        # a bare paste: the machine running triage is not evidence for or against a cause
+        why_not = "none (nothing in the input shows it comes from this machine; give --snapshot)"
+        return _Environment(None, why_not, unjudged="unknown")
+    return _Environment(None, "none")
+
+
+def _from_this_machine(scan: _Scan, current: Snapshot) -> str:
+    """What in the input shows that it comes from the environment ``current`` describes: a
+    traceback frame in its prefix or site directories, or its interpreter's path; "" when
+    nothing does (paths every system Python has prove nothing)."""
+    for prefix in sorted(scan.prefixes):
+        if belongs_to(prefix, current) and prefix.replace("\\", "/").rstrip("/") not in _SHARED_PREFIXES:
+            return f"traceback frames come from {prefix}, this environment's prefix"
+    exe = current.python.executable
+    if exe and len(exe) > 8 and not exe.startswith(_SHARED_BIN_DIRS):
+        texts = ["\n".join(scan.whole)] if scan.whole is not None else [
+            f.region.text for f in scan.findings.values() if f.region is not None]
+        if any(exe in text for text in texts):
+            return f"the input names this environment's interpreter {exe}"
+    return ""
 
 
 def _embedded_collect_env(scan: _Scan, source: str) -> Snapshot | None:
@@ -245,7 +286,9 @@ def _embedded_collect_env(scan: _Scan, source: str) -> Snapshot | None:
         return None  # a mangled paste: judge against the other environment instead
 
 
-def _to_match(finding: _RuleFinding, snapshot: Snapshot | None, knowledge) -> TriageMatch:
+def _to_match(
+    finding: _RuleFinding, snapshot: Snapshot | None, knowledge, unjudged: str = "not-judged"
+) -> TriageMatch:
     rule = finding.rule
     best = finding.best
     region_text = finding.region.text if finding.region else best.matched
@@ -254,6 +297,8 @@ def _to_match(finding: _RuleFinding, snapshot: Snapshot | None, knowledge) -> Tr
         groups.update(hit.groups)
     reading = read(groups, region_text, snapshot)
     word, agreement, env_evidence = environment_verdict(rule, snapshot, knowledge, reading)
+    if snapshot is None:
+        word = unjudged
     matched_line = _matched_line(best)
     evidence = [f"line {finding.lines[best.signature.index]}: {matched_line}", *reading.evidence, *env_evidence]
     fix = f"{' '.join(reading.fixes)} In general: {rule.fix}" if reading.fixes else rule.fix
@@ -266,6 +311,8 @@ def _to_match(finding: _RuleFinding, snapshot: Snapshot | None, knowledge) -> Tr
         fix=fix,
         score=score(rule, finding.signatures, agreement),
         environment=word,
+        layer=rule.layer,
+        culprit=reading.culprit,
         explanation=rule.explanation,
         sources=list(rule.sources),
         line=finding.lines[best.signature.index],

@@ -31,6 +31,7 @@ class Reading:
     fixes: list[str] = field(default_factory=list)
     agreement: int = UNKNOWN
     consumed: set[str] = field(default_factory=set)
+    culprit: str = ""  # what the text names as at fault (set by an interpreter, else from CULPRIT_GROUPS)
 
     def agree(self, why: str) -> None:
         self.evidence.append(why)
@@ -44,6 +45,8 @@ class Reading:
 Interpreter = Callable[[dict[str, str], str, "Snapshot | None", Reading], None]
 _INTERPRETERS: list[tuple[frozenset[str], Interpreter]] = []
 HIDDEN_GROUPS = {"detail"}  # captured for interpreters only
+# groups that name the culprit when no interpreter did, most telling first
+CULPRIT_GROUPS = ("culprit", "package", "module", "library")
 
 
 def interprets(*groups: str) -> Callable[[Interpreter], Interpreter]:
@@ -65,6 +68,8 @@ def read(groups: dict[str, str], region: str, snapshot: Snapshot | None) -> Read
     for name, value in groups.items():
         if name not in reading.consumed and name not in HIDDEN_GROUPS:
             reading.evidence.insert(0, f"{name.replace('_', ' ')}: {value}")
+    if not reading.culprit:
+        reading.culprit = next((groups[g] for g in CULPRIT_GROUPS if groups.get(g)), "")
     return reading
 
 

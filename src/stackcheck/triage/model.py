@@ -17,6 +17,10 @@ class TriageMatch(msgspec.Struct, kw_only=True):
     explanation: str = ""
     sources: list[str] = []
     line: int = 0  # 1-based line of the input where the signature matched
+    # specific: a known failure with its known cause; family: a kind of failure, its culprit
+    # taken from the text (ranked below every specific match)
+    layer: str = "specific"
+    culprit: str = ""  # what the text names as at fault (a package, library, file, setting), if anything
 
 
 class Diagnosis(msgspec.Struct, kw_only=True):
@@ -27,6 +31,8 @@ class Diagnosis(msgspec.Struct, kw_only=True):
     # failure region was found: the last lines of the input)
     failure_region_kind: str = ""
     environment_source: str = "none"  # where the environment facts came from
+    # for the live environment: what in the input shows it comes from this machine
+    environment_why: str = ""
     regions_found: int = 0
     lines_read: int = 0
     source: str = ""  # the input: a path or "<stdin>"

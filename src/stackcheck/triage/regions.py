@@ -1,7 +1,9 @@
 """Failure regions: the few lines of a long output that say why it failed.
 
 A region opens at a trigger line (a Python traceback, an error line, a CI error annotation,
-an NCCL warning, a pip resolver error, or any line a rule signature recognises), takes a few
+an NCCL warning, a pip resolver error, a warning that announces the failure to come — NumPy 2
+with a module built for NumPy 1, CUDA initialisation — or any line where a rule signature
+matches, also one whose match continues on the next lines), takes a few
 lines of context before it, follows a traceback to its exception line, and closes a few
 quiet lines after the last trigger. Regions are produced while the input streams by, so only
 the open region and a few lines of context are ever held.
@@ -10,7 +12,9 @@ the open region and a few lines of context are ever held.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import deque
+from itertools import accumulate
 from functools import lru_cache
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +38,8 @@ _ERROR_PATTERN = (
     r"|exited with (?:code )?[1-9]|exit (?:code|status) [1-9]"
     r"|No matching distribution found|ResolutionImpossible|Could not find a version that satisfies"
     r"|npm ERR!|BUILD FAILED|\bFailed to\b|\bnot ok \d|\x{274c}|\bDubious\b|^Offenses:"
+    # warnings without an error word that announce the failure that follows
+    r"|compiled using NumPy 1\.x cannot be run in|_ARRAY_API not found|UserWarning: CUDA initialization"
 )
 BLOCK_LINES = 256  # lines classified together: one RE2 pass finds the few that trigger
 # The last line of a Python traceback: "ValueError: …", "torch.OutOfMemoryError: …", "KeyboardInterrupt".
@@ -100,8 +106,13 @@ class RegionExtractor:
     :meth:`finish`. ``also_trigger`` lets rule signatures open regions on lines that carry
     no error keyword (warnings such as "driver too old", "Disabling PyTorch because …")."""
 
-    def __init__(self, also_trigger: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        also_trigger: Callable[[str], bool] | None = None,
+        trigger_offsets: Callable[[str], Iterable[int]] | None = None,
+    ) -> None:
         self._also = also_trigger
+        self._offsets = trigger_offsets  # where matches start in a block (a match may span lines)
         self._before: deque[tuple[int, str]] = deque(maxlen=CONTEXT_BEFORE)
         self._open: FailureRegion | None = None
         self._budget = 0
@@ -127,6 +138,10 @@ class RegionExtractor:
             for i, line in enumerate(lines):
                 if self._also(line):
                     kinds[i] = "signature"
+            if self._offsets is not None:  # a match that continues on later lines opens at its first
+                starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+                for offset in self._offsets(block):
+                    kinds[bisect_right(starts, offset) - 1] = "signature"
         for i in error_lines(block):
             kinds[i] = "error"
         if TRACEBACK_START in block:
@@ -228,9 +243,13 @@ class RegionExtractor:
         return [self._close()] if self._open is not None else []
 
 
-def extract_regions(lines: Iterable[str], also_trigger: Callable[[str], bool] | None = None) -> Iterator[FailureRegion]:
+def extract_regions(
+    lines: Iterable[str],
+    also_trigger: Callable[[str], bool] | None = None,
+    trigger_offsets: Callable[[str], Iterable[int]] | None = None,
+) -> Iterator[FailureRegion]:
     """All failure regions of ``lines`` in order (a convenience over :class:`RegionExtractor`)."""
-    extractor = RegionExtractor(also_trigger)
+    extractor = RegionExtractor(also_trigger, trigger_offsets)
     for first, block in blocks(lines):
         yield from extractor.feed_block(first, block)
     yield from extractor.finish()
