@@ -128,6 +128,10 @@ def broken_environment(python: str, prefix: str) -> S.Snapshot:
                 interpreter="/usr/bin/python3",
             ),
         ],
+        unreadable=[
+            S.UnreadableKernelspec(name=f"broken{PAYLOADS[3]}", path=f"/home/u {PAYLOADS[0]}/kernels/b{PAYLOADS[2]}/kernel.json",
+                                   reason="empty file"),
+        ],
     )
     return snap
 

@@ -181,8 +181,18 @@ class Kernelspec(msgspec.Struct, kw_only=True):
     bare_python: bool = False  # argv[0] is "python"/"python3" without a path
 
 
+class UnreadableKernelspec(msgspec.Struct, kw_only=True):
+    """A kernel directory whose kernel.json cannot be used."""
+
+    name: str
+    path: str  # the kernel.json
+    reason: str  # "empty file", "malformed JSON: …", "kernel.json is a directory" …
+    listed: bool = True  # Jupyter lists the kernel (and fails on it); False: it skips the directory
+
+
 class KernelsSection(Section, kw_only=True):
     kernels: list[Kernelspec] = []
+    unreadable: list[UnreadableKernelspec] = []  # first of a name only, like ``kernels``
     data_dirs: list[str] = []
 
 
