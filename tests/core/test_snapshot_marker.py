@@ -48,8 +48,8 @@ NOT_SNAPSHOTS = {
     "notebook": (json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {}}).encode(),
                  "a Jupyter notebook, not a snapshot"),
     "other-object": (json.dumps({"name": "x", "version": "1"}).encode(),
-                     "a JSON object without a snapshot's schema_version, tool, python and packages "
-                     "(its keys: name, version), not a snapshot"),
+                     ("a JSON object without a snapshot's schema_version, tool, python and packages "
+                      "(its keys: name, version), not a snapshot")),
     "half-snapshot": (json.dumps({"schema_version": "1.0", "python": {"version": "3.12.3"}}).encode(),
                       "a JSON object without a snapshot's tool and packages, not a snapshot"),
 }

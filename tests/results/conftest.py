@@ -165,3 +165,23 @@ def checkout(tmp_path) -> Path:
     for argv in (["init", "-q"], ["add", "train.py"], ["commit", "-q", "-m", "experiment"]):
         subprocess.run(["git", "-C", str(repo), *argv], check=True, env=env, capture_output=True)
     return repo
+
+
+def results_cli(capsys, registry_file, *extra: str):
+    """run(*args, ledger=None) → (exit code, stdout, stderr) of ``stackcheck results ARGS
+    EXTRA`` through the real entry point; ``record`` gets the test registry."""
+    from stackcheck.cli import main
+
+    def run(*args, ledger=None):
+        argv = ["results", *args, *extra]
+        if ledger:
+            argv += ["--ledger", ledger]
+        if args[0] == "record":
+            argv += ["--registry", str(registry_file)]
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        out = capsys.readouterr()
+        return done.value.code, out.out, out.err
+
+    return run

@@ -8,29 +8,14 @@ import os
 
 import pytest
 
-from stackcheck.cli import main
-from tests.results.conftest import full_draft, snapshot_path
+from tests.results.conftest import full_draft, results_cli, snapshot_path
 
 
 @pytest.fixture
 def sc(tmp_path, registry_file, capsys, monkeypatch):
     """sc("record", file, ...) → (exit code, stdout, stderr) with a throwaway ledger."""
     monkeypatch.chdir(tmp_path)
-    ledger_dir = tmp_path / "ledger"
-
-    def run(*args, ledger=None):
-        argv = ["results", *args, "--ledger-dir", str(ledger_dir)]
-        if ledger:
-            argv += ["--ledger", ledger]
-        if args[0] == "record":
-            argv += ["--registry", str(registry_file)]
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as done:
-            main(argv)
-        out = capsys.readouterr()
-        return done.value.code, out.out, out.err
-
-    return run
+    return results_cli(capsys, registry_file, "--ledger-dir", str(tmp_path / "ledger"))
 
 
 def write(tmp_path, name, draft) -> str:

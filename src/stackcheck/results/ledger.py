@@ -19,11 +19,11 @@ from pathlib import Path
 import msgspec
 
 from stackcheck.errors import InputError, Refused
-from stackcheck.fileio import atomic_write, decode_json, read_bytes
+from stackcheck.fileio import atomic_write, decode_json, read_bytes, require_creatable_dir
 from stackcheck.results import ladder
 from stackcheck.results.contract import LEVELS, Event, Level, ResultRecord
 from stackcheck.results.identity import content_digest, short
-from stackcheck.results.index import Index, default_url
+from stackcheck.results.index import Index, default_url, parse_ledger_url
 
 LEDGER_DIR_ENV = "STACKCHECK_LEDGER_DIR"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -70,7 +70,9 @@ class Entry:
 class Ledger:
     def __init__(self, root: str | os.PathLike | None = None, url: str | None = None):
         self.root = Path(root) if root is not None else default_root()
-        self.index = Index(url or default_url(self.root))
+        require_creatable_dir(self.root, "the ledger directory, --ledger-dir")
+        given = url or os.environ.get("STACKCHECK_LEDGER")
+        self.index = Index(parse_ledger_url(given, existing_dir=False) if given else default_url(self.root))
         self.skipped: list[str] = []  # "path: problem" for files a listing had to skip
 
     def __enter__(self) -> Ledger:
