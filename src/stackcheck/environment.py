@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from stackcheck.errors import InputError
+from stackcheck.identifiers import and_join, printable
 from stackcheck.models.snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
 
 
@@ -27,22 +28,18 @@ def load_snapshot(path: str) -> Snapshot:
     if missing:
         listed = ""
         if len(missing) == len(_SNAPSHOT_KEYS):
-            from stackcheck.identifiers import printable
-
             keys = sorted(top or {})
             listed = f" (its keys: {', '.join(printable(k) for k in keys[:6])}{', …' if len(keys) > 6 else ''})"
         raise InputError(
-            f"{source}: this is a JSON object without a snapshot's {_and(missing)}{listed}, not a snapshot {_MAKE_ONE}"
+            f"{source}: this is a JSON object without a snapshot's {and_join(missing)}{listed}, not a snapshot {_MAKE_ONE}"
         )
-    major = snapshot.schema_version.partition(".")[0]
-    if major != SNAPSHOT_SCHEMA_VERSION.partition(".")[0]:
-        from stackcheck.identifiers import printable
-
+    major, ours = snapshot.schema_version.partition(".")[0], SNAPSHOT_SCHEMA_VERSION.partition(".")[0]
+    if major != ours:
+        newer = major.isdigit() and int(major) > int(ours)
         raise InputError(
             f"{source}: schema_version: snapshot schema {printable(snapshot.schema_version)} is "
-            + (f"newer than this stackcheck reads ({SNAPSHOT_SCHEMA_VERSION.partition('.')[0]}.x); upgrade stackcheck"
-               if major.isdigit() and int(major) > int(SNAPSHOT_SCHEMA_VERSION.partition(".")[0])
-               else f"not one this stackcheck reads ({SNAPSHOT_SCHEMA_VERSION.partition('.')[0]}.x)")
+            + (f"newer than this stackcheck reads ({ours}.x); upgrade stackcheck" if newer
+               else f"not one this stackcheck reads ({ours}.x)")
         )
     return snapshot
 
@@ -76,8 +73,6 @@ def _looks_like(top: dict) -> str | None:
     if not top:
         return "an empty JSON object"
     if "checks" in top and "kind" in top:
-        from stackcheck.identifiers import printable
-
         return f"a stackcheck {printable(text('kind')) or 'check'} report"
     if "matches" in top and "failure_region" in top:
         return "a stackcheck triage report"
@@ -94,10 +89,6 @@ def _looks_like(top: dict) -> str | None:
     if "installed" in top and "pip_version" in top:
         return "`pip inspect` output"
     return None
-
-
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def load_collect_env(path: str) -> Snapshot:
