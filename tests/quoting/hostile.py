@@ -136,6 +136,12 @@ def broken_environment(python: str, prefix: str) -> S.Snapshot:
     return snap
 
 
+def externally_managed(snap: S.Snapshot) -> S.Snapshot:
+    """The same environment as an interpreter the operating system manages (PEP 668)."""
+    snap.python.externally_managed = f"/usr/lib/python3.12 {PAYLOADS[0]}/EXTERNALLY-MANAGED"
+    return snap
+
+
 def gpu_machine(python: str, prefix: str, *, cpu_torch: bool = False) -> S.Snapshot:
     """An old-driver V100 box (GPU count, memory, architecture, CUDA build and driver faults)."""
     site = f"{prefix}/lib/python3.12/site-packages"

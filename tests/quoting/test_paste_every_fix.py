@@ -67,6 +67,8 @@ def judged_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
             "old-driver V100": H.gpu_machine(python, prefix),
             "CPU torch on a V100": H.gpu_machine(python, prefix, cpu_torch=True),
             "CPU-only runner": H.cpu_runner(python, prefix),
+            "externally managed (PEP 668)": H.externally_managed(H.broken_environment(python, prefix)),
+            "externally managed V100": H.externally_managed(H.gpu_machine(python, prefix, cpu_torch=True)),
         }
     )
     out = []
