@@ -45,6 +45,8 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
     interpreter) when the profile requires it, or always without --profile (the standard
     stack: numpy, torch, safetensors); a profile that does not need it skips them.
     The report directory holds report.json (same shape as preflight's, kind "accept").
+    While the steps run, a line per finished step goes to stderr when it is a terminal
+    (not with --json); a step that runs into --timeout says so.
 
     \b
     Examples:
