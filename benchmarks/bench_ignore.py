@@ -51,13 +51,27 @@ def ignore_lines(shape: str, n: int) -> list[str]:
 def run(repo: Path, ignore: Path, limit: float) -> tuple[float | None, str]:
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, "-m", "stackcheck", "hygiene", str(repo), "--ignore-file", str(ignore),
-                               "--json"], capture_output=True, text=True, timeout=limit)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "stackcheck",
+                "hygiene",
+                str(repo),
+                "--ignore-file",
+                str(ignore),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=limit,
+        )
     except subprocess.TimeoutExpired:
         return None, "timeout"
     seconds = time.perf_counter() - start
     if not done.stdout.strip():
-        return seconds, done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        lines = done.stderr.strip().splitlines()
+        return seconds, lines[-1] if lines else f"exit {done.returncode}"
     return seconds, "ignored " + json.loads(done.stdout)["environment"]["ignored"]
 
 

@@ -29,7 +29,9 @@ def load_snapshot(path: str) -> Snapshot:
         listed = ""
         if len(missing) == len(_SNAPSHOT_KEYS):
             keys = sorted(top or {})
-            listed = f" (its keys: {', '.join(printable(k) for k in keys[:6])}{', …' if len(keys) > 6 else ''})"
+            listed = (
+                f" (its keys: {', '.join(printable(k) for k in keys[:6])}{', …' if len(keys) > 6 else ''})"
+            )
         raise InputError(
             f"{source}: this is a JSON object without a snapshot's {and_join(missing)}{listed}, not a snapshot {_MAKE_ONE}"
         )

@@ -61,9 +61,24 @@ def test_progress_per_step_on_a_terminal(bare_python, tmp_path):
 
 @pytest.mark.slow
 def test_no_progress_when_stderr_is_not_a_terminal_or_with_json(bare_python, tmp_path):
-    plain = subprocess.run([sys.executable, "-m", "stackcheck", "accept", "--python", bare_python, "--out",
-                            str(tmp_path / "a"), "--repo", str(tmp_path)], capture_output=True, text=True, env=_env(),
-                           timeout=600)
+    plain = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stackcheck",
+            "accept",
+            "--python",
+            bare_python,
+            "--out",
+            str(tmp_path / "a"),
+            "--repo",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
     assert plain.returncode == 1 and plain.stderr == ""
     code, out, err = _run_with_tty_stderr(["accept", "--python", bare_python, "--out", str(tmp_path / "b"),
                                            "--repo", str(tmp_path), "--json"], cwd=tmp_path)
@@ -72,12 +87,33 @@ def test_no_progress_when_stderr_is_not_a_terminal_or_with_json(bare_python, tmp
 
 @pytest.mark.slow
 def test_train_cpu_without_packages_fixes_in_one_command_and_skips_the_gpu_step(bare_python, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "stackcheck", "accept", "--python", bare_python, "-p", "TRAIN-CPU",
-                        "--out", str(tmp_path / "o"), "--repo", str(tmp_path), "--json"],
-                       capture_output=True, text=True, env=_env(), timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stackcheck",
+            "accept",
+            "--python",
+            bare_python,
+            "-p",
+            "TRAIN-CPU",
+            "--out",
+            str(tmp_path / "o"),
+            "--repo",
+            str(tmp_path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
     steps = {c["id"]: c for c in json.loads(r.stdout)["checks"]}
     assert steps["ACC004"]["observed"] == "torch and safetensors are not installed"
-    assert steps["ACC004"]["fix"] == f"{shlex.quote(bare_python)} -m pip install 'torch<3,>=2.6' 'safetensors>=0.4.3'"
+    assert (
+        steps["ACC004"]["fix"]
+        == f"{shlex.quote(bare_python)} -m pip install 'torch<3,>=2.6' 'safetensors>=0.4.3'"
+    )
     assert (steps["ACC003"]["verdict"], steps["ACC003"]["reason"]) == (
         "skipped", "torch is not installed (ACC002 reports it) and profile TRAIN-CPU needs no GPU")
 
@@ -87,9 +123,17 @@ def test_repo_that_is_not_a_directory_is_one_line(tmp_path, kind):
     repo = tmp_path / "nope"
     if kind == "file":
         repo.write_text("")
-    r = subprocess.run([sys.executable, "-m", "stackcheck", "accept", "--repo", str(repo), "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True, env=_env(), timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "stackcheck", "accept", "--repo", str(repo), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
     assert (r.returncode, r.stdout) == (2, "")
     what = "no such directory" if kind == "missing" else "not a directory"
-    assert r.stderr == f"stackcheck: error: --repo {repo}: {what} (expected the repository for the hygiene step)\n"
+    assert (
+        r.stderr
+        == f"stackcheck: error: --repo {repo}: {what} (expected the repository for the hygiene step)\n"
+    )
     assert not (tmp_path / "o").exists()

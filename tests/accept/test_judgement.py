@@ -94,12 +94,18 @@ def test_every_missing_package_of_a_step_is_in_one_fix():
     assert judge_roundtrip(both, None, NO_PROFILE).fix == "py -m pip install torch safetensors"
     # a profile that needs only one of them: the step is not the profile's, it is skipped
     one = judge_roundtrip(both, None, GPU_PROFILE)
-    assert one.verdict == "skipped" and one.reason == "safetensors is not installed and profile G does not need it"
+    assert (
+        one.verdict == "skipped"
+        and one.reason == "safetensors is not installed and profile G does not need it"
+    )
 
 
 def test_gpu_step_without_torch_is_skipped_unless_a_gpu_is_needed():
     missing = facts(missing=["torch"])
-    for needs, who in ((NO_PROFILE, "no GPU was found on this machine"), (Needs(TRAIN_PROFILE, pip), "profile T needs no GPU")):
+    for needs, who in (
+        (NO_PROFILE, "no GPU was found on this machine"),
+        (Needs(TRAIN_PROFILE, pip), "profile T needs no GPU"),
+    ):
         r = judge_gpu(missing, needs)
         assert (r.verdict, r.reason) == ("skipped", f"torch is not installed (ACC002 reports it) and {who}")
     blocked = judge_gpu(missing, GPU_PROFILE)
@@ -110,13 +116,26 @@ def test_gpu_step_without_torch_is_skipped_unless_a_gpu_is_needed():
 
 def test_a_timeout_says_so_and_suggests_a_longer_one():
     slow = ChildRun(None, "timeout after 1 s", "", 1.0, timed_out=True)
-    needs = Needs(TRAIN_PROFILE, pip, python="/env/bin/python", rerun=("--python", "/env/bin/python", "--profile", "T"),
-                  timeout=1.0)
-    for r in (judge_numpy(slow, needs), judge_train(slow, needs), judge_gpu(slow, needs),
-              judge_roundtrip(slow, None, needs), judge_roundtrip(facts(bytes=1, tensors=1, safetensors="0.5"), slow, needs)):
+    needs = Needs(
+        TRAIN_PROFILE,
+        pip,
+        python="/env/bin/python",
+        rerun=("--python", "/env/bin/python", "--profile", "T"),
+        timeout=1.0,
+    )
+    for r in (
+        judge_numpy(slow, needs),
+        judge_train(slow, needs),
+        judge_gpu(slow, needs),
+        judge_roundtrip(slow, None, needs),
+        judge_roundtrip(facts(bytes=1, tensors=1, safetensors="0.5"), slow, needs),
+    ):
         assert r.verdict == "blocked"
         assert r.observed == "the step timed out after 1 s (--timeout 1)"
         assert r.expected == "the step finishes within its time limit"
-        assert r.fix == "give each step more time: stackcheck accept --python /env/bin/python --profile T --timeout 300"
+        assert (
+            r.fix
+            == "give each step more time: stackcheck accept --python /env/bin/python --profile T --timeout 300"
+        )
     longer = Needs(None, pip, timeout=300.0)
     assert judge_train(slow, longer).fix == "give each step more time: stackcheck accept --timeout 1200"

@@ -35,23 +35,39 @@ def _record() -> bytes:
 # content → what the one line says the file is
 NOT_SNAPSHOTS = {
     "empty-object": (b"{}", "an empty JSON object, not a snapshot"),
-    "model-config": (json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-                                 "hidden_size": 64}).encode(), "a model config (config.json), not a snapshot"),
+    "model-config": (
+        json.dumps(
+            {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64}
+        ).encode(),
+        "a model config (config.json), not a snapshot",
+    ),
     "accept-report": (_report("accept"), "a stackcheck accept report, not a snapshot"),
     "preflight-report": (_report("preflight"), "a stackcheck preflight report, not a snapshot"),
     "doctor-report": (_report("doctor"), "a stackcheck doctor report, not a snapshot"),
-    "registry": (json.dumps({"schema_version": "1.0", "profiles": [{"id": "P"}]}).encode(),
-                 "a stackcheck profile registry, not a snapshot"),
+    "registry": (
+        json.dumps({"schema_version": "1.0", "profiles": [{"id": "P"}]}).encode(),
+        "a stackcheck profile registry, not a snapshot",
+    ),
     "record": (_record(), 'a stackcheck result record (its environment is under "snapshot"), not a snapshot'),
-    "kernelspec": (json.dumps({"argv": ["python", "-m", "ipykernel"], "display_name": "P"}).encode(),
-                   "a Jupyter kernelspec (kernel.json), not a snapshot"),
-    "notebook": (json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {}}).encode(),
-                 "a Jupyter notebook, not a snapshot"),
-    "other-object": (json.dumps({"name": "x", "version": "1"}).encode(),
-                     ("a JSON object without a snapshot's schema_version, tool, python and packages "
-                      "(its keys: name, version), not a snapshot")),
-    "half-snapshot": (json.dumps({"schema_version": "1.0", "python": {"version": "3.12.3"}}).encode(),
-                      "a JSON object without a snapshot's tool and packages, not a snapshot"),
+    "kernelspec": (
+        json.dumps({"argv": ["python", "-m", "ipykernel"], "display_name": "P"}).encode(),
+        "a Jupyter kernelspec (kernel.json), not a snapshot",
+    ),
+    "notebook": (
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": [], "metadata": {}}).encode(),
+        "a Jupyter notebook, not a snapshot",
+    ),
+    "other-object": (
+        json.dumps({"name": "x", "version": "1"}).encode(),
+        (
+            "a JSON object without a snapshot's schema_version, tool, python and packages "
+            "(its keys: name, version), not a snapshot"
+        ),
+    ),
+    "half-snapshot": (
+        json.dumps({"schema_version": "1.0", "python": {"version": "3.12.3"}}).encode(),
+        "a JSON object without a snapshot's tool and packages, not a snapshot",
+    ),
 }
 
 

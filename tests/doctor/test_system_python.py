@@ -46,7 +46,13 @@ def test_same_directory_pair_of_other_versions_is_still_two():
     site = "/usr/lib/python3/dist-packages"
     snap = make_snapshot(
         dist("cryptography", "38.0.4", location=site, metadata_dir=f"{site}/cryptography-38.0.4.dist-info"),
-        dist("cryptography", "3.4.8", location=site, metadata_dir=f"{site}/cryptography.egg-info", shadowed=True),
+        dist(
+            "cryptography",
+            "3.4.8",
+            location=site,
+            metadata_dir=f"{site}/cryptography.egg-info",
+            shadowed=True,
+        ),
     )
     iso = [c for c in judge(snap, command="doctor").checks if c.id == "ISO001"]
     assert [(c.verdict, c.subject) for c in iso] == [("blocked", "cryptography")]
@@ -79,15 +85,21 @@ def _system_snapshot():
     return snap
 
 
-HEAD = ("the checked interpreter is externally managed (PEP 668: an EXTERNALLY-MANAGED file beside its standard "
-        "library), and pip must not change it (that would break packages of the operating system)")
-ADVICE = HEAD + "; use the operating system's package manager (e.g. apt), or work in a virtual environment instead"
+HEAD = (
+    "the checked interpreter is externally managed (PEP 668: an EXTERNALLY-MANAGED file beside its standard "
+    "library), and pip must not change it (that would break packages of the operating system)"
+)
+ADVICE = (
+    HEAD + "; use the operating system's package manager (e.g. apt), or work in a virtual environment instead"
+)
 
 
 def test_context_turns_pip_commands_into_venv_advice():
     ctx = Context(snapshot=_system_snapshot())
     venv = "/usr/bin/python3 -m venv .venv && source .venv/bin/activate"
-    assert ctx.pip_install("pycairo>=1.16.0") == f"{ADVICE}: {venv} && python -m pip install 'pycairo>=1.16.0'"
+    assert (
+        ctx.pip_install("pycairo>=1.16.0") == f"{ADVICE}: {venv} && python -m pip install 'pycairo>=1.16.0'"
+    )
     assert ctx.pip_uninstall("cryptography") == (
         HEAD + "; remove it with the operating system's package manager (e.g. apt), or work in a virtual "
         f"environment without it: {venv}"
@@ -104,7 +116,9 @@ def test_no_check_prints_a_pip_command_for_an_externally_managed_interpreter():
     snap = _system_snapshot()
     reports = [judge(snap, command="doctor")]
     catalog = load_catalog(None)
-    reports += [judge(snap, command="preflight", profile=catalog.get(pid)) for pid in catalog.ids(include_bases=True)]
+    reports += [
+        judge(snap, command="preflight", profile=catalog.get(pid)) for pid in catalog.ids(include_bases=True)
+    ]
     fixes = [(c.id, c.fix) for r in reports for c in r.checks if c.fix]
     pip_fixes = [f for f in fixes if "pip " in f[1]]
     assert pip_fixes, "the snapshot has faults whose fixes involve pip"
@@ -115,10 +129,16 @@ def test_no_check_prints_a_pip_command_for_an_externally_managed_interpreter():
     assert {"DEP001", "ISO001", "ISO002"} <= ids
 
 
-@pytest.mark.skipif(not os.path.isfile("/usr/bin/python3"), reason="no system interpreter at /usr/bin/python3")
+@pytest.mark.skipif(
+    not os.path.isfile("/usr/bin/python3"), reason="no system interpreter at /usr/bin/python3"
+)
 def test_the_real_system_interpreter_is_probed_for_the_marker():
-    stdlib = subprocess.run(["/usr/bin/python3", "-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    stdlib = subprocess.run(
+        ["/usr/bin/python3", "-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     marker = os.path.join(stdlib, "EXTERNALLY-MANAGED")
     snap = obtain_snapshot(python_path="/usr/bin/python3", sections=())
     in_venv = snap.python.prefix != snap.python.base_prefix
@@ -134,8 +154,11 @@ def test_a_kernel_on_the_system_interpreter_gets_advice_not_pip():
 
     facts = ask("/usr/bin/python3")
     assert facts.ran and facts.externally_managed == MARKER
-    assert facts.pip_install_ipykernel == f"{ADVICE}: /usr/bin/python3 -m venv .venv && source .venv/bin/activate && " \
-                                          "python -m pip install ipykernel"
+    assert (
+        facts.pip_install_ipykernel
+        == f"{ADVICE}: /usr/bin/python3 -m venv .venv && source .venv/bin/activate && "
+        "python -m pip install ipykernel"
+    )
 
 
 def test_a_kernel_in_a_venv_gets_the_pip_command(tmp_path):

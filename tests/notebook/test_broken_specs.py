@@ -20,7 +20,10 @@ from tests.factories import make_snapshot
 BROKEN = {
     "garbage": (b"\x89PNG\r\n\x1a\n\x00\xff", "not UTF-8 text"),
     "empty": (b"", "empty file"),
-    "truncated": (b'{"argv": ["/x/python", "-m"', "malformed JSON: Expecting ',' delimiter at line 1 column 28"),
+    "truncated": (
+        b'{"argv": ["/x/python", "-m"',
+        "malformed JSON: Expecting ',' delimiter at line 1 column 28",
+    ),
     "notobject": (b"[1, 2]", "expected a JSON object"),
     "noargv": (b'{"display_name": "x", "argv": []}', "argv: expected a non-empty list of strings"),
     "isdir": (None, "kernel.json is a directory"),
@@ -62,25 +65,40 @@ def test_an_unreadable_spec_hides_a_later_one_of_its_name_a_directory_does_not(t
     # Jupyter picks the first kernel.json *file* of a name (and fails on it); it skips a
     # directory named kernel.json, which still blocks writing a spec into that directory
     assert [s.name for s in specs] == ["isdir"]
-    assert [(u.name, u.reason) for u in unreadable] == [("empty", "empty file"), ("isdir", "kernel.json is a directory")]
+    assert [(u.name, u.reason) for u in unreadable] == [
+        ("empty", "empty file"),
+        ("isdir", "kernel.json is a directory"),
+    ]
 
 
 # ------------------------------------------------------------------ doctor (KERN004)
 def test_doctor_reports_unreadable_kernelspecs_with_a_fix():
     snap = make_snapshot()
-    snap.kernels = S.KernelsSection(status="ok", source="kernelspec dirs", data_dirs=["/home/u/.local/share/jupyter"],
-                                    unreadable=[S.UnreadableKernelspec(
-                                        name="thesis", path="/home/u/.local/share/jupyter/kernels/thesis/kernel.json",
-                                        reason="empty file")])
+    snap.kernels = S.KernelsSection(
+        status="ok",
+        source="kernelspec dirs",
+        data_dirs=["/home/u/.local/share/jupyter"],
+        unreadable=[
+            S.UnreadableKernelspec(
+                name="thesis",
+                path="/home/u/.local/share/jupyter/kernels/thesis/kernel.json",
+                reason="empty file",
+            )
+        ],
+    )
     found = [c for c in judge(snap, command="doctor").checks if c.id == "KERN004"]
     assert [(c.verdict, c.subject) for c in found] == [("warning", "thesis")]
-    assert found[0].observed == ("kernel 'thesis' (/home/u/.local/share/jupyter/kernels/thesis/kernel.json) is "
-                                 "unreadable (empty file): Jupyter lists it and cannot start it")
+    assert found[0].observed == (
+        "kernel 'thesis' (/home/u/.local/share/jupyter/kernels/thesis/kernel.json) is "
+        "unreadable (empty file): Jupyter lists it and cannot start it"
+    )
     snap.kernels.unreadable[0].listed = False
     found = [c for c in judge(snap, command="doctor").checks if c.id == "KERN004"]
-    assert found[0].observed == ("kernel 'thesis' (/home/u/.local/share/jupyter/kernels/thesis/kernel.json) is "
-                                 "unreadable (empty file): Jupyter skips it, and it blocks registering a kernel "
-                                 "of that name there")
+    assert found[0].observed == (
+        "kernel 'thesis' (/home/u/.local/share/jupyter/kernels/thesis/kernel.json) is "
+        "unreadable (empty file): Jupyter skips it, and it blocks registering a kernel "
+        "of that name there"
+    )
     assert found[0].fix == (
         "remove it: `rm -r /home/u/.local/share/jupyter/kernels/thesis`, or replace it with a kernel of this "
         "environment: `stackcheck kernel register --name thesis --python /env/bin/python "
@@ -109,8 +127,18 @@ def test_kernel_check_reports_every_unreadable_spec(jupyter):
         path = jupyter.path / "kernels" / name / "kernel.json"
         assert (c["id"], c["verdict"]) == ("KERN010", "blocked")
         assert c["observed"].startswith(f"{path} is unreadable ({reason})")
-        replace = command("stackcheck", "kernel", "register", "--name", name, "--python", "/path/to/env/bin/python",
-                          "--data-dir", str(jupyter.path), "--force")
+        replace = command(
+            "stackcheck",
+            "kernel",
+            "register",
+            "--name",
+            name,
+            "--python",
+            "/path/to/env/bin/python",
+            "--data-dir",
+            str(jupyter.path),
+            "--force",
+        )
         assert c["fix"] == f"remove it: `{command('rm', '-r', str(path.parent))}`, or replace it: `{replace}`"
 
 
@@ -132,14 +160,17 @@ def test_register_refusal_names_the_unreadable_spec_and_force_replaces_it(jupyte
         + command("stackcheck", "kernel", "register", "--name", name, "--python", str(kernel_python),
                   "--data-dir", str(jupyter.data), "--force") + "\n"
     )
-    forced = jupyter.run("register", "--name", name, "--python", kernel_python, "--data-dir", jupyter.data, "--force")
+    forced = jupyter.run(
+        "register", "--name", name, "--python", kernel_python, "--data-dir", jupyter.data, "--force"
+    )
     assert forced.returncode == 0, forced.stderr
     assert forced.stdout.startswith(f"replaced kernel {name!r}: {path}")
     assert jupyter.spec(name)["argv"][0] == str(kernel_python)
 
 
-def test_register_force_replaces_a_directory_named_kernel_json_via_jupyter_client(jupyter, kernel_python, tmp_path,
-                                                                                  monkeypatch):
+def test_register_force_replaces_a_directory_named_kernel_json_via_jupyter_client(
+    jupyter, kernel_python, tmp_path, monkeypatch
+):
     pytest.importorskip("jupyter_client")
     from stackcheck.notebook.register import register
 
@@ -158,8 +189,9 @@ def test_doctor_kernel_option_names_an_unreadable_spec(jupyter):
 
     path = make_broken(jupyter.path, "empty")
     env = {**os.environ, "JUPYTER_PATH": str(jupyter.path), "JUPYTER_DATA_DIR": str(jupyter.data)}
-    r = subprocess.run([str(STACKCHECK), "doctor", "--kernel", "empty"], capture_output=True, text=True, env=env,
-                       timeout=120)
+    r = subprocess.run(
+        [str(STACKCHECK), "doctor", "--kernel", "empty"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == (f"stackcheck: error: kernel 'empty': {path} is unreadable (empty file); "
                         "see `stackcheck kernel check` for how to fix it\n")

@@ -129,8 +129,11 @@ def broken_environment(python: str, prefix: str) -> S.Snapshot:
             ),
         ],
         unreadable=[
-            S.UnreadableKernelspec(name=f"broken{PAYLOADS[3]}", path=f"/home/u {PAYLOADS[0]}/kernels/b{PAYLOADS[2]}/kernel.json",
-                                   reason="empty file"),
+            S.UnreadableKernelspec(
+                name=f"broken{PAYLOADS[3]}",
+                path=f"/home/u {PAYLOADS[0]}/kernels/b{PAYLOADS[2]}/kernel.json",
+                reason="empty file",
+            ),
         ],
     )
     return snap

@@ -36,14 +36,20 @@ def test_ledger_dir_that_is_a_file_is_one_line(sc, tmp_path, command):
     extra = [_draft(tmp_path), "--snapshot", str(snapshot_path("h100-single"))] if command == "record" else []
     code, out, err = sc(command, *extra, "--ledger-dir", "f")
     assert (code, out) == (2, "")
-    assert err == "stackcheck: error: f: exists and is not a directory (expected the ledger directory, --ledger-dir)\n"
+    assert (
+        err
+        == "stackcheck: error: f: exists and is not a directory (expected the ledger directory, --ledger-dir)\n"
+    )
 
 
 def test_ledger_dir_below_a_file_is_one_line(sc, tmp_path):
     (tmp_path / "f").write_text("")
     code, out, err = sc("list", "--ledger-dir", "f/sub")
     assert (code, out) == (2, "")
-    assert err == "stackcheck: error: f/sub: f is a file, not a directory (expected the ledger directory, --ledger-dir)\n"
+    assert (
+        err
+        == "stackcheck: error: f/sub: f is a file, not a directory (expected the ledger directory, --ledger-dir)\n"
+    )
 
 
 # ------------------------------------------------------------------ --ledger
@@ -51,7 +57,9 @@ SUPPORTED = ("give a PostgreSQL DSN (postgresql://USER@HOST/DB), sqlite:///ABSOL
              "sqlite:RELATIVE/PATH or a file path in an existing directory")
 
 
-@pytest.mark.parametrize("url", ["mysql://x", "mysql://user:hunter2@db/x", "http://example.org/l.db", "sqlite://host/x.db"])
+@pytest.mark.parametrize(
+    "url", ["mysql://x", "mysql://user:hunter2@db/x", "http://example.org/l.db", "sqlite://host/x.db"]
+)
 def test_other_url_schemes_are_refused_and_create_nothing(sc, tmp_path, url):
     code, out, err = sc("list", "--ledger", url, "--ledger-dir", "d")
     assert (code, out) == (2, "")
@@ -77,8 +85,10 @@ def test_sqlite_urls_name_the_real_file(sc, tmp_path):
 def test_plain_path_needs_an_existing_directory(sc, tmp_path):
     code, out, err = sc("list", "--ledger", "typo/ledger.sqlite", "--ledger-dir", "d")
     assert (code, out) == (2, "")
-    assert err == (f"stackcheck: error: --ledger typo/ledger.sqlite: directory {tmp_path / 'typo'} does not exist "
-                   "(create it, or give a file in an existing directory)\n")
+    assert err == (
+        f"stackcheck: error: --ledger typo/ledger.sqlite: directory {tmp_path / 'typo'} does not exist "
+        "(create it, or give a file in an existing directory)\n"
+    )
     assert sorted(os.listdir(tmp_path)) == []
     code, _, err = sc("list", "--ledger", "index.sqlite", "--ledger-dir", "d")
     assert code == 0, err

@@ -77,8 +77,14 @@ def accept(
     snapshot = obtain_snapshot(python_path=python_path, modules=tuple(profile.required_modules) if profile else ())
     python = snapshot.python.executable or sys.executable
     pip_install = Context(snapshot=snapshot, profile=profile).pip_install
-    needs = Needs(profile, pip_install, python=snapshot.python.executable or None, gpus=len(snapshot.visible_gpus()),
-                  rerun=_rerun_options(python_path, profile, registry_source, repo), timeout=timeout)
+    needs = Needs(
+        profile,
+        pip_install,
+        python=snapshot.python.executable or None,
+        gpus=len(snapshot.visible_gpus()),
+        rerun=_rerun_options(python_path, profile, registry_source, repo),
+        timeout=timeout,
+    )
     logs: dict[str, str] = {}
     step = _Progress(progress)
     step.start(f"accept: {len(TITLES)} steps in {python} (each child process up to {timeout:g} s)")

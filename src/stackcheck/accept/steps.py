@@ -117,21 +117,34 @@ class Needs:
         them all; skipped when the profile does not need one of them (the step is not its)."""
         for package in packages:
             if not self.required(package):
-                return _result(check_id, "skipped",
-                               reason=f"{package} is not installed and profile {self.profile.id} does not need it")
+                return _result(
+                    check_id,
+                    "skipped",
+                    reason=f"{package} is not installed and profile {self.profile.id} does not need it",
+                )
         specs = [self._specs.get(canonicalize_name(p), p) for p in packages]
         why = (f"profile {self.profile.id} requires {'it' if len(packages) == 1 else 'them'}" if self.profile
                else "the standard acceptance stack is numpy + torch + safetensors")
         names = and_join(packages)
-        return _result(check_id, "blocked", observed=f"{names} {'is' if len(packages) == 1 else 'are'} not installed",
-                       expected=f"{names} importable ({why})", fix=self.pip_install(*specs))
+        return _result(
+            check_id,
+            "blocked",
+            observed=f"{names} {'is' if len(packages) == 1 else 'are'} not installed",
+            expected=f"{names} importable ({why})",
+            fix=self.pip_install(*specs),
+        )
 
     def timed_out(self, check_id: str, run_: ChildRun) -> CheckResult:
         longer = DEFAULT_TIMEOUT_S if self.timeout < DEFAULT_TIMEOUT_S else self.timeout * 4
         again = command("stackcheck", "accept", *self.rerun, "--timeout", f"{longer:g}")
-        return _result(check_id, "blocked", observed=f"the step timed out after {self.timeout:g} s (--timeout {self.timeout:g})",
-                       expected="the step finishes within its time limit", fix=f"give each step more time: {again}",
-                       evidence={"seconds": f"{run_.seconds:.1f}"})
+        return _result(
+            check_id,
+            "blocked",
+            observed=f"the step timed out after {self.timeout:g} s (--timeout {self.timeout:g})",
+            expected="the step finishes within its time limit",
+            fix=f"give each step more time: {again}",
+            evidence={"seconds": f"{run_.seconds:.1f}"},
+        )
 
 
 def _result(check_id: str, verdict, **kw) -> CheckResult:
@@ -193,7 +206,11 @@ def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
         verdict = needs.missing("ACC003", missing_packages(run_.facts))
         if verdict.verdict == "skipped":
             return verdict
-        who = f"profile {needs.profile.id} needs no GPU" if needs.profile else "no GPU was found on this machine"
+        who = (
+            f"profile {needs.profile.id} needs no GPU"
+            if needs.profile
+            else "no GPU was found on this machine"
+        )
         return _result("ACC003", "skipped", reason=f"{verdict.observed} (ACC002 reports it) and {who}")
     if early := _unusable("ACC003", run_, needs, deep):
         return early

@@ -53,8 +53,10 @@ class Context:
 
 # No path and no names in this prose (paths are quoted in the command that follows); it starts
 # with a word and has no ": " before a program name, so a fix may put it after ": ".
-_MANAGED = ("the checked interpreter is externally managed (PEP 668: an EXTERNALLY-MANAGED file beside its standard "
-            "library), and pip must not change it (that would break packages of the operating system)")
+_MANAGED = (
+    "the checked interpreter is externally managed (PEP 668: an EXTERNALLY-MANAGED file beside its standard "
+    "library), and pip must not change it (that would break packages of the operating system)"
+)
 
 
 def pip_install_for(python: str, args, *, externally_managed: bool = False) -> str:
@@ -72,8 +74,10 @@ def pip_uninstall_for(python: str, names, *, externally_managed: bool = False) -
     (PEP 668), advice: its package manager, or a venv without them."""
     if externally_managed:
         them = "it" if len(names) == 1 else "them"
-        return (f"{_MANAGED}; remove {them} with the operating system's package manager (e.g. apt), or work in a "
-                f"virtual environment without {them}: {_new_venv(python)}")
+        return (
+            f"{_MANAGED}; remove {them} with the operating system's package manager (e.g. apt), or work in a "
+            f"virtual environment without {them}: {_new_venv(python)}"
+        )
     return command(python, "-m", "pip", "uninstall", "-y", *_positional_last(names))
 
 

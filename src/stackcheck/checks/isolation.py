@@ -95,7 +95,10 @@ def duplicates(ctx):
     origins = _origins(py)
     order = {_norm(e): i for i, e in reversed(list(enumerate(py.sys_path)))}
     groups: dict[str, list[Distribution]] = {}
-    for dist in sorted(one_per_install(pk.distributions), key=lambda d: (d.shadowed, order.get(_norm(d.location), len(order)))):
+    for dist in sorted(
+        one_per_install(pk.distributions),
+        key=lambda d: (d.shadowed, order.get(_norm(d.location), len(order))),
+    ):
         groups.setdefault(normalize_name(dist.name), []).append(dist)
     found = 0
     for key, copies in sorted(groups.items()):

@@ -138,7 +138,11 @@ def one_per_install(dists: list[Distribution]) -> list[Distribution]:
     seen: dict[tuple[str, str, str], str] = {}
     out: list[Distribution] = []
     for dist in dists:
-        key = (normalize_name(dist.name), dist.version, os.path.normpath(dist.location) if dist.location else "")
+        key = (
+            normalize_name(dist.name),
+            dist.version,
+            os.path.normpath(dist.location) if dist.location else "",
+        )
         kind = _metadata_kind(dist)
         if key in seen and kind and seen[key] and kind != seen[key]:
             continue

@@ -136,7 +136,9 @@ class IgnoreRules:
                 source = source[len("(?:.*/)?"):]  # a name pattern: matched against the file name
                 tail = body[max(body.rfind(c) for c in "*?[]\\") + 1 :]
                 key = tail.rpartition(".")[2] if "." in tail else ""
-            self._globs.setdefault((on_path, key, line.rule, line.dir_only), _Bucket()).lines.append((index, source))
+            self._globs.setdefault((on_path, key, line.rule, line.dir_only), _Bucket()).lines.append(
+                (index, source)
+            )
         for table in (self._paths, self._names):
             for entries in table.values():
                 entries.reverse()
@@ -150,7 +152,9 @@ class IgnoreRules:
     def matches(self, rule: str, path: str, is_dir: bool = False) -> bool:
         parts = path.strip("/").split("/")
         # the path itself, then each directory above it
-        candidates = [("/".join(parts), is_dir)] + [("/".join(parts[:k]), True) for k in range(len(parts) - 1, 0, -1)]
+        candidates = [("/".join(parts), is_dir)] + [
+            ("/".join(parts[:k]), True) for k in range(len(parts) - 1, 0, -1)
+        ]
         best = -1
         for p, is_d in candidates:
             name = p.rpartition("/")[2]
@@ -165,8 +169,15 @@ class IgnoreRules:
             ext = name.rpartition(".")[2] if "." in name else None
             for line_rule in (None, rule):
                 for dir_only in (False, True) if is_d else (False,):
-                    for on_path, key, subject in ((True, first, p), (True, "", p), (False, ext, name), (False, "", name)):
-                        bucket = self._globs.get((on_path, key, line_rule, dir_only)) if key is not None else None
+                    for on_path, key, subject in (
+                        (True, first, p),
+                        (True, "", p),
+                        (False, ext, name),
+                        (False, "", name),
+                    ):
+                        bucket = (
+                            self._globs.get((on_path, key, line_rule, dir_only)) if key is not None else None
+                        )
                         if bucket is not None:
                             best = bucket.last_match(subject, best)
         return best >= 0 and not self.lines[best].negate
@@ -213,7 +224,9 @@ def load(path: str) -> IgnoreRules:
     except OSError:
         size = 0  # read_text names what is wrong with it
     if size > MAX_IGNORE_BYTES:
-        raise InputError(f"{path}: {size} bytes, more than an ignore file may hold ({MAX_IGNORE_BYTES} bytes)")
+        raise InputError(
+            f"{path}: {size} bytes, more than an ignore file may hold ({MAX_IGNORE_BYTES} bytes)"
+        )
     return parse(read_text(path, "ignore file"), source=path)
 
 

@@ -62,7 +62,7 @@ class PythonSection(Section, kw_only=True):
     base_prefix: str = ""
     env_kind: str = ""  # venv | virtualenv | conda | uv | pixi | system | unknown
     env_marker: str = ""  # the evidence: "pyvenv.cfg", "CONDA_PREFIX=/opt/conda" …
-    externally_managed: str = ""  # PEP 668 EXTERNALLY-MANAGED file of an OS interpreter ("" = none, or a venv)
+    externally_managed: str = ""  # its PEP 668 EXTERNALLY-MANAGED file ("" = none, or a venv)
     sys_path: list[str] = []
     pythonpath: list[str] = []  # PYTHONPATH entries as set for this interpreter
     user_site: str | None = None

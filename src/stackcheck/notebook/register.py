@@ -112,8 +112,13 @@ def register(
     if not os.path.isdir(repo):
         raise InputError(f"--repo: {repo} is not a directory")
     kernels_dir = destination_dir(user=user, prefix=prefix, data_dir=data_dir)
-    what = ("a Jupyter data directory for --data-dir" if data_dir else "an environment prefix for --prefix" if prefix
-            else "Jupyter's user data directory")
+    what = (
+        "a Jupyter data directory for --data-dir"
+        if data_dir
+        else "an environment prefix for --prefix"
+        if prefix
+        else "Jupyter's user data directory"
+    )
     require_creatable_dir(os.path.join(kernels_dir, name), what)
     user = not (prefix or data_dir)  # the default destination is the user's data dir
     target = os.path.join(kernels_dir, name, "kernel.json")

@@ -84,8 +84,12 @@ def scan_kernelspecs(data_dirs: list[str]) -> tuple[list[Kernelspec], list[Unrea
             if key in specs or (key in unreadable and unreadable[key].listed):
                 continue
             if os.path.isdir(path):
-                unreadable.setdefault(key, UnreadableKernelspec(name=key, path=path, reason="kernel.json is a directory",
-                                                                listed=False))
+                unreadable.setdefault(
+                    key,
+                    UnreadableKernelspec(
+                        name=key, path=path, reason="kernel.json is a directory", listed=False
+                    ),
+                )
                 continue
             if not os.path.isfile(path):
                 continue

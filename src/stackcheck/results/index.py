@@ -72,7 +72,9 @@ def parse_ledger_url(url: str, *, existing_dir: bool = True) -> str:
         if not path:
             raise InputError(f"--ledger {redact(url)}: a sqlite URL needs a file path; {_LEDGER_FORMS}")
     elif scheme and url[scheme.end():].startswith("//"):
-        raise InputError(f"--ledger {redact(url)}: unsupported URL scheme {scheme.group(1)!r}; {_LEDGER_FORMS}")
+        raise InputError(
+            f"--ledger {redact(url)}: unsupported URL scheme {scheme.group(1)!r}; {_LEDGER_FORMS}"
+        )
     full = Path(os.path.abspath(path))
     if full.is_dir():
         raise InputError(f"--ledger {redact(url)}: {full} is a directory, expected the SQLite index file "
