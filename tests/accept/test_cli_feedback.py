@@ -22,6 +22,11 @@ def _env():
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
+def _stackcheck(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, env=_env(),
+                          timeout=600)
+
+
 def _run_with_tty_stderr(args, cwd) -> tuple[int, str, str]:
     """Run stackcheck with stderr on a pseudo-terminal; (exit code, stdout, what the terminal got)."""
     master, slave = pty.openpty()
@@ -61,24 +66,7 @@ def test_progress_per_step_on_a_terminal(bare_python, tmp_path):
 
 @pytest.mark.slow
 def test_no_progress_when_stderr_is_not_a_terminal_or_with_json(bare_python, tmp_path):
-    plain = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "stackcheck",
-            "accept",
-            "--python",
-            bare_python,
-            "--out",
-            str(tmp_path / "a"),
-            "--repo",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    plain = _stackcheck("accept", "--python", bare_python, "--out", str(tmp_path / "a"), "--repo", str(tmp_path))
     assert plain.returncode == 1 and plain.stderr == ""
     code, out, err = _run_with_tty_stderr(["accept", "--python", bare_python, "--out", str(tmp_path / "b"),
                                            "--repo", str(tmp_path), "--json"], cwd=tmp_path)
@@ -87,27 +75,8 @@ def test_no_progress_when_stderr_is_not_a_terminal_or_with_json(bare_python, tmp
 
 @pytest.mark.slow
 def test_train_cpu_without_packages_fixes_in_one_command_and_skips_the_gpu_step(bare_python, tmp_path):
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "stackcheck",
-            "accept",
-            "--python",
-            bare_python,
-            "-p",
-            "TRAIN-CPU",
-            "--out",
-            str(tmp_path / "o"),
-            "--repo",
-            str(tmp_path),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    r = _stackcheck("accept", "--python", bare_python, "-p", "TRAIN-CPU", "--out", str(tmp_path / "o"),
+                    "--repo", str(tmp_path), "--json")
     steps = {c["id"]: c for c in json.loads(r.stdout)["checks"]}
     assert steps["ACC004"]["observed"] == "torch and safetensors are not installed"
     assert (
@@ -123,13 +92,7 @@ def test_repo_that_is_not_a_directory_is_one_line(tmp_path, kind):
     repo = tmp_path / "nope"
     if kind == "file":
         repo.write_text("")
-    r = subprocess.run(
-        [sys.executable, "-m", "stackcheck", "accept", "--repo", str(repo), "--out", str(tmp_path / "o")],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=120,
-    )
+    r = _stackcheck("accept", "--repo", str(repo), "--out", str(tmp_path / "o"))
     assert (r.returncode, r.stdout) == (2, "")
     what = "no such directory" if kind == "missing" else "not a directory"
     assert (
