@@ -9,17 +9,91 @@ from __future__ import annotations
 import sys
 
 from stackcheck.errors import InputError
-from stackcheck.models.snapshot import Snapshot
+from stackcheck.identifiers import and_join, printable
+from stackcheck.models.snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
 from stackcheck.redaction import redact_snapshot
 
 
 def load_snapshot(path: str) -> Snapshot:
-    """A snapshot JSON file ('-' for stdin), validated, with one-line errors."""
+    """A snapshot JSON file ('-' for stdin), validated, with one-line errors. Only a
+    stackcheck snapshot passes: any other JSON object (a report, a model config, ``{}``) is
+    named for what it is, so no command judges an empty environment by mistake."""
     from stackcheck.fileio import decode_json, read_bytes
 
     data = sys.stdin.buffer.read() if path == "-" else read_bytes(path, "snapshot")
-    snapshot = decode_json(data, Snapshot, "<stdin>" if path == "-" else path, "stackcheck snapshot")
+    source = "<stdin>" if path == "-" else path
+    top = _top_level(data)
+    other = _looks_like(top) if top is not None else None
+    if other:
+        raise InputError(f"{source}: this is {other}, not a snapshot {_MAKE_ONE}")
+    snapshot = decode_json(data, Snapshot, source, "stackcheck snapshot")
+    missing = [key for key in _SNAPSHOT_KEYS if key not in (top or {})]
+    if missing:
+        listed = ""
+        if len(missing) == len(_SNAPSHOT_KEYS):
+            keys = sorted(top or {})
+            listed = (
+                f" (its keys: {', '.join(printable(k) for k in keys[:6])}{', …' if len(keys) > 6 else ''})"
+            )
+        raise InputError(
+            f"{source}: this is a JSON object without a snapshot's {and_join(missing)}{listed}, not a snapshot {_MAKE_ONE}"
+        )
+    major, ours = snapshot.schema_version.partition(".")[0], SNAPSHOT_SCHEMA_VERSION.partition(".")[0]
+    if major != ours:
+        newer = major.isdigit() and int(major) > int(ours)
+        raise InputError(
+            f"{source}: schema_version: snapshot schema {printable(snapshot.schema_version)} is "
+            + (f"newer than this stackcheck reads ({ours}.x); upgrade stackcheck" if newer
+               else f"not one this stackcheck reads ({ours}.x)")
+        )
     return redact_snapshot(snapshot)
+
+
+# What every snapshot stackcheck writes has (all sections are always encoded).
+_SNAPSHOT_KEYS = ("schema_version", "tool", "python", "packages")
+_MAKE_ONE = "(make one with `stackcheck snapshot -o snapshot.json`)"
+
+
+def _top_level(data: bytes) -> dict | None:
+    """The top-level keys of a JSON object (values left undecoded), None when it is not one."""
+    import msgspec
+
+    try:
+        return msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None  # decode_json names the problem
+
+
+def _looks_like(top: dict) -> str | None:
+    """What a JSON object that is not a snapshot is, by the keys other files are known by."""
+    import msgspec
+
+    def text(key: str) -> str:
+        try:
+            value = msgspec.json.decode(top[key])
+        except (KeyError, msgspec.DecodeError):
+            return ""
+        return value if isinstance(value, str) else ""
+
+    if not top:
+        return "an empty JSON object"
+    if "checks" in top and "kind" in top:
+        return f"a stackcheck {printable(text('kind')) or 'check'} report"
+    if "matches" in top and "failure_region" in top:
+        return "a stackcheck triage report"
+    if "profiles" in top:
+        return "a stackcheck profile registry"
+    if "snapshot" in top and ("topic" in top or "run_label" in top):
+        return 'a stackcheck result record (its environment is under "snapshot")'
+    if "model_type" in top or "architectures" in top:
+        return "a model config (config.json)"
+    if "argv" in top and ("display_name" in top or "language" in top):
+        return "a Jupyter kernelspec (kernel.json)"
+    if "nbformat" in top and "cells" in top:
+        return "a Jupyter notebook"
+    if "installed" in top and "pip_version" in top:
+        return "`pip inspect` output"
+    return None
 
 
 def load_collect_env(path: str) -> Snapshot:

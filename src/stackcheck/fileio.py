@@ -112,3 +112,17 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, exclusive: bool 
             pass
         raise
     return target
+
+
+def require_creatable_dir(path: str | os.PathLike, what: str) -> None:
+    """``InputError`` unless ``path`` is a directory or can be made one: neither it nor a
+    directory above it is a file (``mkdir`` would fail with FileExistsError / NotADirectoryError)."""
+    given = Path(path)
+    for candidate in (given, *given.parents):
+        if not os.path.lexists(candidate):
+            continue
+        if os.path.isdir(candidate):
+            return
+        if candidate == given:
+            raise InputError(f"{given}: exists and is not a directory (expected {what})")
+        raise InputError(f"{given}: {candidate} is a file, not a directory (expected {what})")

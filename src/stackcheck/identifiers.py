@@ -26,6 +26,7 @@ __all__ = [
     "MAX_TOPIC",
     "NAME",
     "TOPIC",
+    "and_join",
     "name_problem",
     "printable",
     "problem",
@@ -118,3 +119,8 @@ def printable(text: str) -> str:
         ),
         text,
     )
+
+
+def and_join(words: list[str]) -> str:
+    """``["a", "b", "c"]`` → ``a, b and c`` (for messages)."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

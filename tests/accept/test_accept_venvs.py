@@ -71,10 +71,20 @@ def test_no_torch_blocks_the_torch_steps_with_the_fix(bare_python, cli, tmp_path
     r = cli("accept", "--python", bare_python, "--out", str(tmp_path / "o"), "--repo", str(tmp_path), "--json")
     assert r.returncode == 1
     steps = _steps(json.loads(r.stdout))
-    for step, package in (("ACC001", "numpy"), ("ACC002", "torch"), ("ACC003", "torch"), ("ACC004", "torch")):
+    for step, packages in (
+        ("ACC001", ["numpy"]),
+        ("ACC002", ["torch"]),
+        ("ACC004", ["torch", "safetensors"]),
+    ):
         assert steps[step]["verdict"] == "blocked"
-        assert steps[step]["observed"] == f"{package} is not installed"
-        assert steps[step]["fix"] == f"{shlex.quote(bare_python)} -m pip install {package}"
+        assert (
+            steps[step]["observed"]
+            == f"{' and '.join(packages)} {'is' if len(packages) == 1 else 'are'} not installed"
+        )
+        assert steps[step]["fix"] == f"{shlex.quote(bare_python)} -m pip install {' '.join(packages)}"
+    # a CPU-only machine and no profile that needs a GPU: the GPU step is skipped, with why
+    assert (steps["ACC003"]["verdict"], steps["ACC003"]["reason"]) == (
+        "skipped", "torch is not installed (ACC002 reports it) and no GPU was found on this machine")
     assert steps["ACC006"]["verdict"] == "skipped"  # tmp_path is not a git repository
 
 

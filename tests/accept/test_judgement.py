@@ -80,3 +80,62 @@ def test_child_timeout_and_crash_are_verdicts_not_exceptions(tmp_path):
     assert judge_numpy(slow, NO_PROFILE).verdict == "blocked"
     gone = run_child(str(tmp_path / "no-python"), "_child_numpy.py", [], timeout=5, workdir=str(tmp_path))
     assert gone.facts is None and "not found" in gone.error
+
+
+# ------------------------------------------------------------------ issue 11 (what a new user trips over)
+TRAIN_PROFILE = Profile(id="T", requirements=["torch>=2.6", "safetensors>=0.4.3"])
+
+
+def test_every_missing_package_of_a_step_is_in_one_fix():
+    both = facts(missing=["torch", "safetensors"])
+    r = judge_roundtrip(both, None, Needs(TRAIN_PROFILE, pip))
+    assert (r.verdict, r.observed) == ("blocked", "torch and safetensors are not installed")
+    assert r.fix == "py -m pip install torch>=2.6 safetensors>=0.4.3"
+    assert judge_roundtrip(both, None, NO_PROFILE).fix == "py -m pip install torch safetensors"
+    # a profile that needs only one of them: the step is not the profile's, it is skipped
+    one = judge_roundtrip(both, None, GPU_PROFILE)
+    assert (
+        one.verdict == "skipped"
+        and one.reason == "safetensors is not installed and profile G does not need it"
+    )
+
+
+def test_gpu_step_without_torch_is_skipped_unless_a_gpu_is_needed():
+    missing = facts(missing=["torch"])
+    for needs, who in (
+        (NO_PROFILE, "no GPU was found on this machine"),
+        (Needs(TRAIN_PROFILE, pip), "profile T needs no GPU"),
+    ):
+        r = judge_gpu(missing, needs)
+        assert (r.verdict, r.reason) == ("skipped", f"torch is not installed (ACC002 reports it) and {who}")
+    blocked = judge_gpu(missing, GPU_PROFILE)
+    assert blocked.verdict == "blocked" and blocked.fix == "py -m pip install torch>=2.6"
+    on_gpu_machine = judge_gpu(missing, Needs(None, pip, gpus=1))
+    assert on_gpu_machine.verdict == "blocked" and on_gpu_machine.fix == "py -m pip install torch"
+
+
+def test_a_timeout_says_so_and_suggests_a_longer_one():
+    slow = ChildRun(None, "timeout after 1 s", "", 1.0, timed_out=True)
+    needs = Needs(
+        TRAIN_PROFILE,
+        pip,
+        python="/env/bin/python",
+        rerun=("--python", "/env/bin/python", "--profile", "T"),
+        timeout=1.0,
+    )
+    for r in (
+        judge_numpy(slow, needs),
+        judge_train(slow, needs),
+        judge_gpu(slow, needs),
+        judge_roundtrip(slow, None, needs),
+        judge_roundtrip(facts(bytes=1, tensors=1, safetensors="0.5"), slow, needs),
+    ):
+        assert r.verdict == "blocked"
+        assert r.observed == "the step timed out after 1 s (--timeout 1)"
+        assert r.expected == "the step finishes within its time limit"
+        assert (
+            r.fix
+            == "give each step more time: stackcheck accept --python /env/bin/python --profile T --timeout 300"
+        )
+    longer = Needs(None, pip, timeout=300.0)
+    assert judge_train(slow, longer).fix == "give each step more time: stackcheck accept --timeout 1200"

@@ -193,3 +193,16 @@ def test_ipykernel_own_spec_inside_an_environment_is_fine(jupyter, tmp_path):
     v = {c.id: c.verdict for c in report.checks}
     assert v["KERN001"] == "ok" and v["KERN011"] == "ok" and v["KERN012"] == "ok", report.checks
     assert str(python) in next(c.observed for c in report.checks if c.id == "KERN002")
+
+
+@pytest.mark.parametrize("option, what, below", [
+    ("--data-dir", "a Jupyter data directory for --data-dir", "kernels/k"),
+    ("--prefix", "an environment prefix for --prefix", "share/jupyter/kernels/k"),
+])
+def test_destination_that_is_a_file_is_one_line(jupyter, kernel_python, tmp_path, option, what, below):
+    f = tmp_path / "f"
+    f.write_text("")
+    r = jupyter.run("register", "--name", "k", "--python", kernel_python, option, f)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"stackcheck: error: {f / below}: {f} is a file, not a directory (expected {what})\n"
+    assert f.read_text() == ""

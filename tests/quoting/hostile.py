@@ -128,7 +128,20 @@ def broken_environment(python: str, prefix: str) -> S.Snapshot:
                 interpreter="/usr/bin/python3",
             ),
         ],
+        unreadable=[
+            S.UnreadableKernelspec(
+                name=f"broken{PAYLOADS[3]}",
+                path=f"/home/u {PAYLOADS[0]}/kernels/b{PAYLOADS[2]}/kernel.json",
+                reason="empty file",
+            ),
+        ],
     )
+    return snap
+
+
+def externally_managed(snap: S.Snapshot) -> S.Snapshot:
+    """The same environment as an interpreter the operating system manages (PEP 668)."""
+    snap.python.externally_managed = f"/usr/lib/python3.12 {PAYLOADS[0]}/EXTERNALLY-MANAGED"
     return snap
 
 

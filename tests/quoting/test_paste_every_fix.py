@@ -67,6 +67,8 @@ def judged_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
             "old-driver V100": H.gpu_machine(python, prefix),
             "CPU torch on a V100": H.gpu_machine(python, prefix, cpu_torch=True),
             "CPU-only runner": H.cpu_runner(python, prefix),
+            "externally managed (PEP 668)": H.externally_managed(H.broken_environment(python, prefix)),
+            "externally managed V100": H.externally_managed(H.gpu_machine(python, prefix, cpu_torch=True)),
         }
     )
     out = []
@@ -92,9 +94,12 @@ def accept_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
     needs = [
         Needs(None, pip, python=python),
         Needs(gpu, pip, python=python),
-        Needs(H.hostile_profile(), pip, python=python),
+        Needs(H.hostile_profile(), pip, python=python, gpus=1,
+              rerun=("--python", python, "--profile", H.hostile_profile().id, "--repo", f"/r{H.PAYLOADS[0]}"),
+              timeout=2.5),
     ]
     crashed = ChildRun(None, "exit 1: boom", "", 0.1)
+    timed_out = ChildRun(None, "timeout after 2.5 s", "", 2.5, timed_out=True)
     gpu_ok = {
         "torch": "2.8.0",
         "cuda_build": "12.8",
@@ -125,6 +130,8 @@ def accept_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
         (judge_gpu, ChildRun({"torch": "2.8.0", "cuda_build": "12.8", "device": None}, None, "", 0.1)),
         (judge_numpy, crashed),
         (judge_train, crashed),
+        (judge_train, timed_out),
+        (judge_gpu, ChildRun({"missing": ["torch"]}, None, "", 0.1)),
     ]
     out = []
     for n in needs:
@@ -132,8 +139,10 @@ def accept_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
             r = judge_step(run, n)
             if r.fix:
                 out.append((f"accept {judge_step.__name__}", r.id, r.fix))
-        r = judge_roundtrip(crashed, None, n)
-        out.append(("accept judge_roundtrip", r.id, r.fix))
+        for saved in (crashed, timed_out, ChildRun({"missing": ["torch", "safetensors"]}, None, "", 0.1)):
+            r = judge_roundtrip(saved, None, n)
+            if r.fix:
+                out.append(("accept judge_roundtrip", r.id, r.fix))
     return out
 
 

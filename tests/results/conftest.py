@@ -168,21 +168,10 @@ def any_ledger(request):
 def results_cli(tmp_path, registry_file, capsys, monkeypatch):
     """results_cli(*args, ledger_dir=DIR, ledger=DSN) → (exit code, stdout, stderr) through the
     real entry point, from tmp_path (``record`` gets the test registry)."""
-    from stackcheck.cli import main
-
     monkeypatch.chdir(tmp_path)
 
     def run(*args, ledger_dir, ledger=None):
-        argv = ["results", *args, "--ledger-dir", str(ledger_dir)]
-        if ledger:
-            argv += ["--ledger", ledger]
-        if args[0] == "record":
-            argv += ["--registry", str(registry_file)]
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as done:
-            main(argv)
-        out = capsys.readouterr()
-        return done.value.code, out.out, out.err
+        return cli_runner(capsys, registry_file, "--ledger-dir", str(ledger_dir))(*args, ledger=ledger)
 
     return run
 
@@ -200,3 +189,23 @@ def checkout(tmp_path) -> Path:
     for argv in (["init", "-q"], ["add", "train.py"], ["commit", "-q", "-m", "experiment"]):
         subprocess.run(["git", "-C", str(repo), *argv], check=True, env=env, capture_output=True)
     return repo
+
+
+def cli_runner(capsys, registry_file, *extra: str):
+    """run(*args, ledger=None) → (exit code, stdout, stderr) of ``stackcheck results ARGS
+    EXTRA`` through the real entry point; ``record`` gets the test registry."""
+    from stackcheck.cli import main
+
+    def run(*args, ledger=None):
+        argv = ["results", *args, *extra]
+        if ledger:
+            argv += ["--ledger", ledger]
+        if args[0] == "record":
+            argv += ["--registry", str(registry_file)]
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        out = capsys.readouterr()
+        return done.value.code, out.out, out.err
+
+    return run

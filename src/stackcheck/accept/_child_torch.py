@@ -9,18 +9,15 @@ import sys
 
 
 def _imports(*names):
-    """The modules, or {"missing": NAME} for the first that is not installed at all."""
+    """The modules, or {"missing": [NAME, …]}: every top-level package that is not installed."""
     import importlib
+    import importlib.util
 
-    mods = []
-    for name in names:
-        try:
-            mods.append(importlib.import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name == name.split(".")[0]:
-                return {"missing": exc.name}
-            raise
-    return mods
+    tops = list(dict.fromkeys(name.split(".")[0] for name in names))
+    missing = [top for top in tops if importlib.util.find_spec(top) is None]
+    if missing:
+        return {"missing": missing}
+    return [importlib.import_module(name) for name in names]
 
 
 def build(cfg, seed):

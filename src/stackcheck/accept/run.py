@@ -11,10 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import msgspec
 
 from stackcheck.accept.steps import (
+    DEFAULT_TIMEOUT_S,
     MODEL_CONFIG,
     TITLES,
     Needs,
@@ -33,7 +35,6 @@ from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_text, redact_value
 
-DEFAULT_TIMEOUT_S = 300.0
 # Packages named in the readable summary when installed, besides the profile's own.
 SUMMARY_PACKAGES = ("numpy", "torch", "torchvision", "torchaudio", "safetensors", "triton", "transformers", "accelerate", "datasets", "peft", "trl", "vllm")
 
@@ -61,19 +62,33 @@ def accept(
     repo: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     registry_source: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Acceptance:
     """Run every step and write report.json, snapshot.json, summary.txt, logs/ (and
-    hygiene.json / preflight.json where those steps ran) into ``out_dir``."""
+    hygiene.json / preflight.json where those steps ran) into ``out_dir``. ``progress``
+    gets one line per finished step (and one before the first)."""
     from stackcheck.checks.context import Context
     from stackcheck.environment import obtain_snapshot, snapshot_digest
 
+    if repo is not None and not os.path.isdir(repo):
+        what = "not a directory" if os.path.exists(repo) else "no such directory"
+        raise InputError(f"--repo {repo}: {what} (expected the repository for the hygiene step)")
     out = Path(out_dir) if out_dir else default_out_dir()
     _prepare(out)
     snapshot = obtain_snapshot(python_path=python_path, modules=tuple(profile.required_modules) if profile else ())
     python = snapshot.python.executable or sys.executable
     pip_install = Context(snapshot=snapshot, profile=profile).pip_install
-    needs = Needs(profile, pip_install, python=snapshot.python.executable or None)
+    needs = Needs(
+        profile,
+        pip_install,
+        python=snapshot.python.executable or None,
+        gpus=len(snapshot.visible_gpus()),
+        rerun=_rerun_options(python_path, profile, registry_source, repo),
+        timeout=timeout,
+    )
     logs: dict[str, str] = {}
+    step = _Progress(progress)
+    step.start(f"accept: {len(TITLES)} steps in {python} (each child process up to {timeout:g} s)")
 
     with tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work, ThreadPoolExecutor(max_workers=_workers()) as pool:
         config = json.dumps(MODEL_CONFIG)
@@ -106,8 +121,9 @@ def accept(
             logs[log_name] = child_run.log
             results[check_id] = _guarded(check_id, judge_fn, child_run, needs)
             results[check_id].evidence.setdefault("seconds", f"{child_run.seconds:.1f}")
-        results["ACC004"] = _guarded("ACC004", futures["ACC004"].result)
-        results["ACC006"] = _guarded("ACC006", futures["ACC006"].result)
+            step.done(results[check_id])
+        results["ACC004"] = step.done(_guarded("ACC004", futures["ACC004"].result))
+        results["ACC006"] = step.done(_guarded("ACC006", futures["ACC006"].result))
 
     for name, text in logs.items():
         atomic_write(out / "logs" / f"{name}.log", redact_text(text))
@@ -116,7 +132,8 @@ def accept(
         id="ACC005", title=TITLES["ACC005"], verdict="ok",
         observed=f"snapshot.json and summary.txt in {out}", evidence={"snapshot": str(out / "snapshot.json"), "summary": str(out / "summary.txt")},
     )
-    results["ACC007"] = _preflight(snapshot, profile, out)
+    step.done(results["ACC005"])
+    results["ACC007"] = step.done(_preflight(snapshot, profile, out))
     checks = [results[k] for k in sorted(results)]
     report = Report(
         kind="accept",
@@ -146,6 +163,42 @@ def _guarded(check_id: str, fn, *args) -> CheckResult:
     except Exception as exc:  # noqa: BLE001 — reported as the step's verdict
         reason = internal_error(exc, f"step {check_id}")
         return CheckResult(id=check_id, title=TITLES[check_id], verdict="error", reason=reason)
+
+
+class _Progress:
+    """``[3/7] ACC003 GPU matmul matches the CPU: skipped`` per finished step, to ``emit``."""
+
+    def __init__(self, emit: Callable[[str], None] | None):
+        self.emit, self.count = emit, 0
+
+    def start(self, line: str) -> None:
+        if self.emit:
+            self.emit(line)
+
+    def done(self, result: CheckResult) -> CheckResult:
+        self.count += 1
+        if self.emit:
+            seconds = result.evidence.get("seconds")
+            took = f" ({float(seconds):.1f} s)" if seconds else ""
+            self.emit(f"[{self.count}/{len(TITLES)}] {result.id} {result.title}: {result.verdict}{took}")
+        return result
+
+
+def _rerun_options(python_path: str | None, profile: Profile | None, registry_source: str | None,
+                   repo: str | None) -> tuple[str, ...]:
+    """The ``stackcheck accept`` options of this run that a rerun needs (for fixes)."""
+    from stackcheck.catalog.registry import BUILTIN
+
+    options: list[str] = []
+    if python_path:
+        options += ["--python", python_path]
+    if profile is not None:
+        options += ["--profile", profile.id]
+        if registry_source and registry_source != BUILTIN:
+            options += ["--registry", registry_source]
+    if repo:
+        options += ["--repo", repo]
+    return tuple(options)
 
 
 def _workers() -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from stackcheck.identifiers import and_join
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.profile import Profile
 from stackcheck.shellcmd import command, join, with_note
@@ -43,12 +44,16 @@ def _source(name: str) -> str:
     return (Path(__file__).parent / name).read_text(encoding="utf-8")
 
 
+DEFAULT_TIMEOUT_S = 300.0
+
+
 @dataclass
 class ChildRun:
     facts: dict | None  # the JSON the child printed, None when it printed none
     error: str | None  # why there are no facts: "timeout after 300 s", "exit 1: ImportError: …"
     log: str  # stdout and stderr, kept as evidence
     seconds: float
+    timed_out: bool = False  # killed at its time limit
 
 
 def run_child(python: str, script: str, args: list[str], *, timeout: float, workdir: str) -> ChildRun:
@@ -59,7 +64,7 @@ def run_child(python: str, script: str, args: list[str], *, timeout: float, work
     log = f"$ {shlex.quote(python)} -c <{script}> {join(args)}\n--- stdout\n{done.stdout}"
     log += f"--- stderr\n{done.stderr}"
     if done.returncode is None:
-        return ChildRun(None, done.error, log, seconds)
+        return ChildRun(None, done.error, log, seconds, timed_out=(done.error or "").startswith("timeout"))
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     facts = None
     if done.returncode == 0 and lines:
@@ -88,12 +93,18 @@ def requirement_names(profile: Profile) -> dict[str, str]:
 
 class Needs:
     """Which packages the acceptance insists on. Without a profile: the standard stack
-    (numpy, torch, safetensors); with one: what its requirements and required modules name."""
+    (numpy, torch, safetensors); with one: what its requirements and required modules name.
+    Also what a fix needs to know: the checked interpreter, how many GPUs the machine showed,
+    and the ``stackcheck accept`` options to rerun with (``rerun``, ``timeout``)."""
 
-    def __init__(self, profile: Profile | None, pip_install, python: str | None = None):
+    def __init__(self, profile: Profile | None, pip_install, python: str | None = None, *, gpus: int = 0,
+                 rerun: tuple[str, ...] = (), timeout: float = DEFAULT_TIMEOUT_S):
         self.profile = profile
         self.pip_install = pip_install  # (requirement, …) → paste-able command
         self.python = python  # the checked interpreter, for the stackcheck commands of fixes
+        self.gpus = gpus  # visible GPUs in the snapshot
+        self.rerun = rerun
+        self.timeout = timeout
         self._specs = requirement_names(profile) if profile else {}
 
     def required(self, package: str) -> bool:
@@ -102,28 +113,63 @@ class Needs:
     def gpu_required(self) -> bool:
         return bool(self.profile and self.profile.gpu and (self.profile.gpu.min_count or 1) > 0)
 
-    def missing(self, check_id: str, package: str) -> CheckResult:
-        if not self.required(package):
-            return _result(check_id, "skipped", reason=f"{package} is not installed and profile {self.profile.id} does not need it")
-        spec = self._specs.get(canonicalize_name(package), package)
-        why = f"profile {self.profile.id} requires it" if self.profile else "the standard acceptance stack is numpy + torch + safetensors"
-        return _result(check_id, "blocked", observed=f"{package} is not installed", expected=f"{package} importable ({why})", fix=self.pip_install(spec))
+    def missing(self, check_id: str, packages: list[str]) -> CheckResult:
+        """Blocked with one install command for all of ``packages`` when the acceptance needs
+        them all; skipped when the profile does not need one of them (the step is not its)."""
+        for package in packages:
+            if not self.required(package):
+                return _result(
+                    check_id,
+                    "skipped",
+                    reason=f"{package} is not installed and profile {self.profile.id} does not need it",
+                )
+        specs = [self._specs.get(canonicalize_name(p), p) for p in packages]
+        why = (f"profile {self.profile.id} requires {'it' if len(packages) == 1 else 'them'}" if self.profile
+               else "the standard acceptance stack is numpy + torch + safetensors")
+        names = and_join(packages)
+        return _result(
+            check_id,
+            "blocked",
+            observed=f"{names} {'is' if len(packages) == 1 else 'are'} not installed",
+            expected=f"{names} importable ({why})",
+            fix=self.pip_install(*specs),
+        )
+
+    def timed_out(self, check_id: str, run_: ChildRun) -> CheckResult:
+        longer = DEFAULT_TIMEOUT_S if self.timeout < DEFAULT_TIMEOUT_S else self.timeout * 4
+        again = command("stackcheck", "accept", *self.rerun, "--timeout", f"{longer:g}")
+        return _result(
+            check_id,
+            "blocked",
+            observed=f"the step timed out after {self.timeout:g} s (--timeout {self.timeout:g})",
+            expected="the step finishes within its time limit",
+            fix=f"give each step more time: {again}",
+            evidence={"seconds": f"{run_.seconds:.1f}"},
+        )
 
 
 def _result(check_id: str, verdict, **kw) -> CheckResult:
     return CheckResult(id=check_id, title=TITLES[check_id], verdict=verdict, **kw)
 
 
-def _failed(check_id: str, run_: ChildRun, fix: str) -> CheckResult:
+def _failed(check_id: str, run_: ChildRun, needs: Needs, fix: str) -> CheckResult:
+    if run_.timed_out:
+        return needs.timed_out(check_id, run_)
     return _result(check_id, "blocked", observed=f"the step failed: {run_.error}", expected="the step runs to the end", fix=fix, evidence={"seconds": f"{run_.seconds:.1f}"})
 
 
+def missing_packages(facts: dict) -> list[str]:
+    """The top-level packages a child found missing (``"missing"``: a name or a list)."""
+    found = facts["missing"]
+    return [name.split(".")[0] for name in ([found] if isinstance(found, str) else found)]
+
+
 def _unusable(check_id: str, run_: ChildRun, needs: Needs, fix: str) -> CheckResult | None:
-    """The verdict when a step produced no facts or found its package missing, else None."""
+    """The verdict when a step produced no facts or found its packages missing, else None."""
     if run_.facts is None:
-        return _failed(check_id, run_, fix)
+        return _failed(check_id, run_, needs, fix)
     if "missing" in run_.facts:
-        return needs.missing(check_id, run_.facts["missing"].split(".")[0])
+        return needs.missing(check_id, missing_packages(run_.facts))
     return None
 
 
@@ -157,6 +203,16 @@ def judge_train(run_: ChildRun, needs: Needs) -> CheckResult:
 
 def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
     deep = with_note(_deep_preflight(needs), "shows what torch sees of the GPU")
+    if run_.facts and "missing" in run_.facts and not needs.gpu_required() and not needs.gpus:
+        verdict = needs.missing("ACC003", missing_packages(run_.facts))
+        if verdict.verdict == "skipped":
+            return verdict
+        who = (
+            f"profile {needs.profile.id} needs no GPU"
+            if needs.profile
+            else "no GPU was found on this machine"
+        )
+        return _result("ACC003", "skipped", reason=f"{verdict.observed} (ACC002 reports it) and {who}")
     if early := _unusable("ACC003", run_, needs, deep):
         return early
     f = run_.facts
@@ -204,7 +260,7 @@ def judge_roundtrip(saved: ChildRun, loaded: ChildRun | None, needs: Needs) -> C
     if early := _unusable("ACC004", saved, needs, reinstall):
         return early
     if loaded is None or loaded.facts is None:
-        return _failed("ACC004", loaded or saved, reinstall)
+        return _failed("ACC004", loaded or saved, needs, reinstall)
     s, f = saved.facts, loaded.facts
     evidence = {"bytes": str(s["bytes"]), "tensors": str(s["tensors"]), "safetensors": s["safetensors"], "max_abs_diff": f"{f['max_abs_diff']:.3g}"}
     if not f["identical"] or f["tensors"] != s["tensors"]:

@@ -7,7 +7,7 @@ from functools import cached_property
 
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
-from stackcheck.shellcmd import command
+from stackcheck.shellcmd import chain, command
 
 
 @dataclass
@@ -24,11 +24,24 @@ class Context:
 
     def pip_install(self, *args: str) -> str:
         """A paste-able install command for the checked interpreter (``args``: requirements
-        and pip options, e.g. ``"torch==2.8.0", "--index-url", URL``)."""
-        return command(self.interpreter, "-m", "pip", "install", *_positional_last(args))
+        and pip options, e.g. ``"torch==2.8.0", "--index-url", URL``); advice instead for an
+        interpreter the operating system manages (PEP 668)."""
+        return pip_install_for(self.interpreter, args, externally_managed=bool(self.externally_managed))
 
     def pip_uninstall(self, *names: str) -> str:
-        return command(self.interpreter, "-m", "pip", "uninstall", "-y", *_positional_last(names))
+        return pip_uninstall_for(self.interpreter, names, externally_managed=bool(self.externally_managed))
+
+    def pip_replace(self, remove: list[str], keep: str) -> str:
+        """Uninstall ``remove``, then install ``keep`` (only the install, in a venv, where PEP 668
+        forbids changing the interpreter)."""
+        if self.externally_managed:
+            return self.pip_install(keep)
+        return chain(self.pip_uninstall(*remove), self.pip_install(keep))
+
+    @property
+    def externally_managed(self) -> str:
+        """The PEP 668 marker file of the checked interpreter ("" when pip may change it)."""
+        return self.snapshot.python.externally_managed
 
     @cached_property
     def knowledge(self):
@@ -36,6 +49,40 @@ class Context:
         from stackcheck.knowledge import load_knowledge
 
         return load_knowledge()
+
+
+# No path and no names in this prose (paths are quoted in the command that follows); it starts
+# with a word and has no ": " before a program name, so a fix may put it after ": ".
+_MANAGED = (
+    "the checked interpreter is externally managed (PEP 668: an EXTERNALLY-MANAGED file beside its standard "
+    "library), and pip must not change it (that would break packages of the operating system)"
+)
+
+
+def pip_install_for(python: str, args, *, externally_managed: bool = False) -> str:
+    """``python -m pip install ARGS``; for an interpreter the operating system manages
+    (PEP 668), the reason and the same install in a new venv."""
+    if externally_managed:
+        install = command("python", "-m", "pip", "install", *_positional_last(args))
+        return (f"{_MANAGED}; use the operating system's package manager (e.g. apt), or work in a virtual "
+                f"environment instead: {chain(_new_venv(python), install)}")
+    return command(python, "-m", "pip", "install", *_positional_last(args))
+
+
+def pip_uninstall_for(python: str, names, *, externally_managed: bool = False) -> str:
+    """``python -m pip uninstall -y NAMES``; for an interpreter the operating system manages
+    (PEP 668), advice: its package manager, or a venv without them."""
+    if externally_managed:
+        them = "it" if len(names) == 1 else "them"
+        return (
+            f"{_MANAGED}; remove {them} with the operating system's package manager (e.g. apt), or work in a "
+            f"virtual environment without {them}: {_new_venv(python)}"
+        )
+    return command(python, "-m", "pip", "uninstall", "-y", *_positional_last(names))
+
+
+def _new_venv(python: str) -> str:
+    return chain(command(python, "-m", "venv", ".venv"), command("source", ".venv/bin/activate"))
 
 
 _PIP_OPTIONS_WITH_VALUE = frozenset({"--index-url", "--extra-index-url", "-i"})

@@ -13,6 +13,7 @@ import re
 
 from stackcheck.checks.deps import no_package_metadata
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
+from stackcheck.deps.index import one_per_install
 from stackcheck.models.snapshot import Distribution, normalize_name
 from stackcheck.shellcmd import chain, code, command, with_note
 from stackcheck.versions import major_minor
@@ -80,8 +81,10 @@ The same project installed more than once on sys.path — venv and user site, ve
 PYTHONPATH directory (ROS), two site directories. `import` loads the first copy on sys.path;
 `pip list` / importlib.metadata report the first copy's metadata; `uv pip list` and the
 installer of the environment see only the copy in the environment's own site-packages. Two
-different versions mean the code that runs is not the one pip reports or upgrades. Fix:
-remove the foreign directory from the path (PYTHONPATH, .pth) or uninstall the stray copy.""",
+different versions mean the code that runs is not the one pip reports or upgrades. A
+.dist-info and an .egg-info of one project and version in one directory (Debian's packages
+ship both) are one install, not two copies. Fix: remove the foreign directory from the path
+(PYTHONPATH, .pth) or uninstall the stray copy.""",
 )
 def duplicates(ctx):
     if (skip := no_package_metadata(ctx)) is not None:
@@ -92,7 +95,10 @@ def duplicates(ctx):
     origins = _origins(py)
     order = {_norm(e): i for i, e in reversed(list(enumerate(py.sys_path)))}
     groups: dict[str, list[Distribution]] = {}
-    for dist in sorted(pk.distributions, key=lambda d: (d.shadowed, order.get(_norm(d.location), len(order)))):
+    for dist in sorted(
+        one_per_install(pk.distributions),
+        key=lambda d: (d.shadowed, order.get(_norm(d.location), len(order))),
+    ):
         groups.setdefault(normalize_name(dist.name), []).append(dist)
     found = 0
     for key, copies in sorted(groups.items()):
@@ -166,7 +172,7 @@ def import_collisions(ctx):
         yield warning(
             observed=f"`import {mod}` is installed by {listed}" + (f"; it loads {origin}" if origin else ""),
             expected=f"one distribution providing `{mod}`",
-            fix=chain(ctx.pip_uninstall(*names), ctx.pip_install(keep)),
+            fix=ctx.pip_replace(names, keep),
             subject=mod,
         )
     if not found:

@@ -1,11 +1,11 @@
-"""KERN001–KERN003: Jupyter kernelspecs that run another Python than the one you think."""
+"""KERN001–KERN004: Jupyter kernelspecs that run another Python than the one you think."""
 
 from __future__ import annotations
 
 import os
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, check, ok, skipped, warning
-from stackcheck.models.snapshot import Kernelspec
+from stackcheck.models.snapshot import Kernelspec, UnreadableKernelspec
 from stackcheck.shellcmd import code, command
 
 BOTH = (PREFLIGHT, DOCTOR)
@@ -85,6 +85,49 @@ def missing_interpreter(ctx):
         )
     if not bad:
         yield ok(observed=f"{len(kernels)} Python kernelspecs, every interpreter exists")
+
+
+@check(
+    "KERN004",
+    "Kernelspecs are readable",
+    commands=BOTH,
+    explain="""
+A kernel directory whose kernel.json is empty, truncated, not JSON, has no argv, or is itself a
+directory. Jupyter lists a kernel whose kernel.json is a file (the first of a name on its path
+wins, so it hides any later one of that name) and fails when it is started; a directory named
+kernel.json is skipped by Jupyter but makes registering a kernel of that name there fail.
+Fix: remove the kernel directory (`rm -r DIR`), or replace it
+(`stackcheck kernel register --name NAME --data-dir DATA_DIR --force`).""",
+)
+def unreadable_kernelspecs(ctx):
+    ks = ctx.snapshot.kernels
+    if ks.status not in ("ok", "absent") or (ks.status == "absent" and not ks.data_dirs):
+        yield skipped(f"kernelspecs were not looked for ({ks.status}, {ks.source or 'not probed'})")
+        return
+    for u in ks.unreadable:
+        yield warning(
+            observed=f"kernel {u.name!r} ({u.path}) is unreadable ({u.reason}): {unreadable_effect(u)}",
+            expected="a kernel.json with a non-empty argv",
+            fix=unreadable_fix(u, ctx.interpreter, "replace it with a kernel of this environment"),
+            subject=u.name,
+        )
+    if not ks.unreadable:
+        yield ok(observed=f"{len(ks.kernels)} kernelspecs, every one readable")
+
+
+def unreadable_effect(spec: UnreadableKernelspec) -> str:
+    if spec.listed:
+        return "Jupyter lists it and cannot start it"
+    return "Jupyter skips it, and it blocks registering a kernel of that name there"
+
+
+def unreadable_fix(spec: UnreadableKernelspec, python: str, replace: str = "replace it") -> str:
+    """Remove the kernel directory, or write a spec over it in the same data dir."""
+    kernel_dir = os.path.dirname(spec.path)
+    data_dir = os.path.dirname(os.path.dirname(kernel_dir))
+    register = command("stackcheck", "kernel", "register", "--name", spec.name, "--python", python,
+                       "--data-dir", data_dir, "--force")
+    return f"remove it: {code(command('rm', '-r', kernel_dir))}, or {replace}: {code(register)}"
 
 
 def _inside_env(kernel: Kernelspec, prefix: str) -> bool:

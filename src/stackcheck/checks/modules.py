@@ -42,7 +42,11 @@ def required_modules(ctx):
                 observed += f" although {', '.join(providers)} claims it (broken install or shadowing)"
                 reinstall = ctx.pip_install("--force-reinstall", providers[0].split()[0])
                 doctor = code(command("stackcheck", "doctor"))
-                fix = f"reinstall it: {code(reinstall)}, then look for isolation faults: {doctor}"
+                fix = (
+                    f"reinstall it: {code(reinstall)}, then look for isolation faults: {doctor}"
+                    if not ctx.externally_managed
+                    else f"look for isolation faults ({doctor}); {reinstall}"
+                )
             else:
                 fix = ctx.pip_install(_guess_distribution(ctx, name))
             yield blocked(observed=observed, expected=f"import {name}", fix=fix, subject=name)

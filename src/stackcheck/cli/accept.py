@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from stackcheck.cli.common import (
@@ -21,7 +23,11 @@ from stackcheck.cli.common import (
 @registry_option
 @python_option
 @click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False), help="Report directory (default: ./stackcheck-accept-<UTC timestamp>/).")
-@click.option("--repo", metavar="DIR", type=click.Path(file_okay=False), help="Repository for the hygiene step (default: the one containing the current directory).")
+@click.option(
+    "--repo",
+    metavar="DIR",
+    help="Repository for the hygiene step (default: the one containing the current directory).",
+)
 @click.option("--timeout", default=300.0, show_default=True, metavar="S", type=click.FloatRange(min=1), help="Time limit of each step's child process, in seconds.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list ok and skipped steps, with what each ok step observed.")
 @json_option
@@ -43,6 +49,8 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
     interpreter) when the profile requires it, or always without --profile (the standard
     stack: numpy, torch, safetensors); a profile that does not need it skips them.
     The report directory holds report.json (same shape as preflight's, kind "accept").
+    While the steps run, a line per finished step goes to stderr when it is a terminal
+    (not with --json); a step that runs into --timeout says so.
 
     \b
     Examples:
@@ -63,7 +71,17 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
         from stackcheck.probe.foreign import resolve_python
 
         python_path = resolve_python(python_path)
-    result = run_acceptance(python_path=python_path, profile=profile, out_dir=out_dir, repo=repo, timeout=timeout, registry_source=source)
+    # a line per finished step while the 15-25 s pass, for a person watching a terminal
+    progress = None if as_json or not sys.stderr.isatty() else (lambda line: click.echo(line, err=True))
+    result = run_acceptance(
+        python_path=python_path,
+        profile=profile,
+        out_dir=out_dir,
+        repo=repo,
+        timeout=timeout,
+        registry_source=source,
+        progress=progress,
+    )
     if as_json:
         emit_json(result.report)
     else:

@@ -125,11 +125,16 @@ def kernel_interpreter(name: str, python_path: str | None) -> str:
 
     if python_path:
         raise InputError("--kernel and --python cannot be combined: a kernel names its own interpreter")
-    from stackcheck.probe.kernels import find_kernelspecs
+    from stackcheck.probe.kernels import jupyter_data_dirs, scan_kernelspecs
 
-    for spec in find_kernelspecs():
+    specs, unreadable = scan_kernelspecs(jupyter_data_dirs())
+    for spec in specs:
         if spec.name == name:
             if not spec.interpreter or not spec.interpreter_exists:
                 raise InputError(f"kernel {name!r}: its interpreter {spec.argv[:1]} does not exist ({spec.path})")
             return spec.interpreter
+    for broken in unreadable:
+        if broken.name == name.lower():
+            raise InputError(f"kernel {name!r}: {broken.path} is unreadable ({broken.reason}); "
+                             "see `stackcheck kernel check` for how to fix it")
     raise InputError(f"no Jupyter kernel named {name!r} (see `jupyter kernelspec list`)")

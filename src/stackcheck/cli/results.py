@@ -41,13 +41,16 @@ def ledger_options(fn):
         "ledger_url",
         metavar="DSN",
         envvar="STACKCHECK_LEDGER",
-        help="Index in PostgreSQL (postgresql://user@host/db) instead of <ledger-dir>/ledger.sqlite (env STACKCHECK_LEDGER).",
+        help="Where the index lives instead of <ledger-dir>/ledger.sqlite: a PostgreSQL DSN (postgresql://user@host/db), "
+        "sqlite:///abs/path, sqlite:relative/path or a file path in an existing directory (env STACKCHECK_LEDGER).",
     )
     @functools.wraps(fn)
     def wrapper(*args, ledger_dir, ledger_url, **kwargs):
+        from stackcheck.results.index import parse_ledger_url
         from stackcheck.results.ledger import Ledger, default_root
 
-        with Ledger(ledger_dir or default_root(), ledger_url) as ledger:
+        url = parse_ledger_url(ledger_url) if ledger_url else None
+        with Ledger(ledger_dir or default_root(), url) as ledger:
             return fn(*args, ledger=ledger, **kwargs)
 
     return wrapper

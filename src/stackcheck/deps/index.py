@@ -7,6 +7,7 @@ Requirement strings are parsed lazily and cached: a check pays only for what it 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -126,6 +127,33 @@ class DistIndex:
         if req.specifier and (version is None or not req.specifier.contains(version, prereleases=True)):
             return RequirementStatus(text, name, "mismatch", dist.version, dist)
         return RequirementStatus(text, name, "satisfied", dist.version, dist)
+
+
+def one_per_install(dists: list[Distribution]) -> list[Distribution]:
+    """``dists`` without the second metadata directory of one install: a ``.dist-info`` and a
+    ``.egg-info`` of the same project and version in the same directory (Debian's packages
+    ship both) describe the same files, so they count as one copy. The first one is kept."""
+    seen: dict[tuple[str, str, str], str] = {}
+    out: list[Distribution] = []
+    for dist in dists:
+        key = (
+            normalize_name(dist.name),
+            dist.version,
+            os.path.normpath(dist.location) if dist.location else "",
+        )
+        kind = _metadata_kind(dist)
+        if key in seen and kind and seen[key] and kind != seen[key]:
+            continue
+        seen.setdefault(key, kind)
+        out.append(dist)
+    return out
+
+
+def _metadata_kind(dist: Distribution) -> str:
+    for suffix in (".dist-info", ".egg-info"):
+        if dist.metadata_dir.rstrip("/\\").endswith(suffix):
+            return suffix
+    return ""
 
 
 def install_spec(text: str) -> str:

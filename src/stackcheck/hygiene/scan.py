@@ -12,7 +12,7 @@ from collections import Counter
 from stackcheck.errors import InputError
 from stackcheck.hygiene import notebooks, pickles, secrets
 from stackcheck.hygiene.files import TEXT_SNIFF, FileSet, is_binary, list_files
-from stackcheck.hygiene.ignore import IgnoreLine, is_ignored, load
+from stackcheck.hygiene.ignore import IgnoreRules, is_ignored, load
 from stackcheck.hygiene.remote_code import call_name, unpinned_calls
 from stackcheck.hygiene.rules import RULES, finding
 from stackcheck.models.finding import CheckResult, Report, worst
@@ -61,7 +61,7 @@ def _cache_dir(parts: list[str]) -> tuple[str, str] | None:
 
 
 class _Scan:
-    def __init__(self, fileset: FileSet, ignore: list[IgnoreLine], max_weight_size: int):
+    def __init__(self, fileset: FileSet, ignore: IgnoreRules | list, max_weight_size: int):
         self.fs, self.ignore, self.max_weight = fileset, ignore, max_weight_size
         self.found: list[CheckResult] = []
         self.ignored = 0

@@ -62,6 +62,7 @@ class PythonSection(Section, kw_only=True):
     base_prefix: str = ""
     env_kind: str = ""  # venv | virtualenv | conda | uv | pixi | system | unknown
     env_marker: str = ""  # the evidence: "pyvenv.cfg", "CONDA_PREFIX=/opt/conda" …
+    externally_managed: str = ""  # its PEP 668 EXTERNALLY-MANAGED file ("" = none, or a venv)
     sys_path: list[str] = []
     pythonpath: list[str] = []  # PYTHONPATH entries as set for this interpreter
     user_site: str | None = None
@@ -181,8 +182,18 @@ class Kernelspec(msgspec.Struct, kw_only=True):
     bare_python: bool = False  # argv[0] is "python"/"python3" without a path
 
 
+class UnreadableKernelspec(msgspec.Struct, kw_only=True):
+    """A kernel directory whose kernel.json cannot be used."""
+
+    name: str
+    path: str  # the kernel.json
+    reason: str  # "empty file", "malformed JSON: …", "kernel.json is a directory" …
+    listed: bool = True  # Jupyter lists the kernel (and fails on it); False: it skips the directory
+
+
 class KernelsSection(Section, kw_only=True):
     kernels: list[Kernelspec] = []
+    unreadable: list[UnreadableKernelspec] = []  # first of a name only, like ``kernels``
     data_dirs: list[str] = []
 
 

@@ -160,17 +160,27 @@ def _profile_results(k: str, facts: InterpreterFacts, profile: Profile) -> tuple
 def check_kernels(names: list[str] | None = None, profile: Profile | None = None,
                   data_dirs: list[str] | None = None) -> Report:
     """Check the named kernels (all when ``names`` is empty) into one Report."""
-    from stackcheck.probe.kernels import find_kernelspecs, jupyter_data_dirs
+    from stackcheck.checks.kernels import unreadable_effect, unreadable_fix
+    from stackcheck.probe.kernels import jupyter_data_dirs, scan_kernelspecs
 
     dirs = data_dirs if data_dirs is not None else jupyter_data_dirs()
-    specs = {s.name: s for s in find_kernelspecs(dirs)}
-    wanted = [n.lower() for n in names] if names else sorted(specs)
+    found, broken = scan_kernelspecs(dirs)
+    specs = {s.name: s for s in found}
+    unreadable = {u.name: u for u in broken}
+    wanted = [n.lower() for n in names] if names else sorted({*specs, *unreadable})
     checks: list[CheckResult] = []
     digests: list[str] = []
     if not wanted:
         checks.append(_result("KERN010", "skipped", None, reason=f"no kernelspecs in {os.pathsep.join(dirs)}"))
     for name in wanted:
         spec = specs.get(name)
+        if spec is None and name in unreadable:
+            u = unreadable[name]
+            checks.append(_result("KERN010", "blocked", name,
+                                  observed=f"{u.path} is unreadable ({u.reason}): {unreadable_effect(u)}",
+                                  expected="a kernel.json with a non-empty argv",
+                                  fix=unreadable_fix(u, "/path/to/env/bin/python")))
+            continue
         if spec is None:
             checks.append(_result("KERN010", "blocked", name, observed=f"no kernel named {name!r} in {os.pathsep.join(dirs)}",
                                   expected="a registered kernelspec",

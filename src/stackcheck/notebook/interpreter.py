@@ -12,12 +12,24 @@ import os
 from dataclasses import dataclass
 
 _SCRIPT = (
-    "import sys, json, importlib.util\n"
-    "print(json.dumps({'executable': sys.executable, 'prefix': sys.prefix,"
+    "import sys, json, os, sysconfig, importlib.util\n"
+    "{marker}\n"
+    "print(json.dumps({{'executable': sys.executable, 'prefix': sys.prefix,"
     " 'version': '%d.%d.%d' % sys.version_info[:3],"
-    " 'ipykernel': importlib.util.find_spec('ipykernel') is not None}))\n"
+    " 'ipykernel': importlib.util.find_spec('ipykernel') is not None,"
+    " 'externally_managed': externally_managed_marker(sysconfig.get_path('stdlib'), sys.prefix,"
+    " getattr(sys, 'base_prefix', sys.prefix))}}))\n"
 )
 TIMEOUT_S = 10.0
+
+
+def _script() -> str:
+    """The child's source, with the probe's own PEP 668 test (stdlib-only) pasted in."""
+    import inspect
+
+    from stackcheck.probe.interpreter import externally_managed_marker
+
+    return _SCRIPT.format(marker=inspect.getsource(externally_managed_marker))
 
 
 @dataclass
@@ -28,6 +40,7 @@ class InterpreterFacts:
     prefix: str = ""
     version: str = ""
     ipykernel: bool = False
+    externally_managed: str = ""  # its PEP 668 marker file ("" = pip may install there)
     error: str | None = None  # why it did not answer
 
     @property
@@ -41,9 +54,9 @@ class InterpreterFacts:
 
     @property
     def pip_install_ipykernel(self) -> str:
-        from stackcheck.shellcmd import command
+        from stackcheck.checks.context import pip_install_for
 
-        return command(self.path, "-m", "pip", "install", "ipykernel")
+        return pip_install_for(self.path, ("ipykernel",), externally_managed=bool(self.externally_managed))
 
 
 def ask(python: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT_S) -> InterpreterFacts:
@@ -52,7 +65,7 @@ def ask(python: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT
 
     facts = InterpreterFacts(path=python)
     # no -I / -s: the kernel will see user site-packages and PYTHONPATH, so the answer must too
-    done = run([python, "-c", _SCRIPT], timeout=timeout, env=sanitized_env(env))
+    done = run([python, "-c", _script()], timeout=timeout, env=sanitized_env(env))
     if not done.ok:
         tail = (done.stderr.strip().splitlines() or [""])[-1]
         facts.error = done.error or f"exited with {done.returncode}: {tail}".rstrip(": ")
@@ -67,4 +80,5 @@ def ask(python: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT
     facts.prefix = answer.get("prefix", "")
     facts.version = answer.get("version", "")
     facts.ipykernel = bool(answer.get("ipykernel"))
+    facts.externally_managed = str(answer.get("externally_managed") or "")
     return facts

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from stackcheck import identifiers
 from stackcheck.errors import InputError, Refused
+from stackcheck.fileio import require_creatable_dir
 
 
 @dataclass
@@ -106,17 +107,34 @@ def register(
     name = identifiers.require((name or default_name(python)).lower(), "--name")
     if display_name is not None:
         identifiers.require(display_name, "--display-name", "text")
+    repo_given = bool(repo)
     repo = os.path.abspath(repo) if repo else find_repo_root(os.getcwd())
     if not os.path.isdir(repo):
         raise InputError(f"--repo: {repo} is not a directory")
     kernels_dir = destination_dir(user=user, prefix=prefix, data_dir=data_dir)
+    what = (
+        "a Jupyter data directory for --data-dir"
+        if data_dir
+        else "an environment prefix for --prefix"
+        if prefix
+        else "Jupyter's user data directory"
+    )
+    require_creatable_dir(os.path.join(kernels_dir, name), what)
     user = not (prefix or data_dir)  # the default destination is the user's data dir
     target = os.path.join(kernels_dir, name, "kernel.json")
 
-    replaced = _existing_interpreter(target)
+    replaced, unreadable = _existing_interpreter(target)
+    if unreadable and not force:
+        from stackcheck.shellcmd import command
+
+        given = [("--display-name", display_name), ("--repo", repo if repo_given else None),
+                 ("--prefix", prefix), ("--data-dir", data_dir)]
+        again = command("stackcheck", "kernel", "register", "--name", name, "--python", python,
+                        *[word for opt, value in given if value for word in (opt, value)], "--force")
+        raise Refused(f"kernel {name!r} ({target}) is unreadable ({unreadable}); replace it: {again}")
     if replaced is not None and not force and not _same_env(replaced, python):
         raise Refused(
-            f"kernel {name!r} ({target}) runs {replaced or '(unreadable kernel.json)'}, not {python}; "
+            f"kernel {name!r} ({target}) runs {replaced}, not {python}; "
             "use --force to replace it, or --name to register another kernel"
         )
 
@@ -136,16 +154,15 @@ def register(
     return result
 
 
-def _existing_interpreter(kernel_json: str) -> str | None:
-    """argv[0] of an existing spec ('' when unreadable), None when there is none."""
-    if not os.path.exists(kernel_json):
-        return None
-    try:
-        with open(kernel_json, encoding="utf-8") as fh:
-            argv = json.load(fh).get("argv") or [""]
-        return str(argv[0])
-    except (OSError, ValueError, AttributeError, TypeError):
-        return ""
+def _existing_interpreter(kernel_json: str) -> tuple[str | None, str]:
+    """argv[0] of an existing spec ('' when unreadable) and why it is unreadable ('' when it
+    is not); (None, '') when there is none."""
+    from stackcheck.probe.kernels import read_kernelspec
+
+    if not os.path.lexists(kernel_json):
+        return None, ""
+    spec, reason = read_kernelspec("", kernel_json)
+    return (spec.argv[0], "") if spec is not None else ("", reason)
 
 
 def _same_env(a: str, b: str) -> bool:
@@ -175,6 +192,10 @@ def _install(spec: dict, name: str, kernels_dir: str, *, user: bool, prefix: str
                 dest = KernelSpecManager().install_kernel_spec(src, kernel_name=name, user=user, prefix=prefix)
             return "jupyter_client", os.path.join(dest, "kernel.json")
     target = os.path.join(kernels_dir, name, "kernel.json")
+    if os.path.isdir(target) and not os.path.islink(target):  # a directory named kernel.json (--force)
+        import shutil
+
+        shutil.rmtree(target)
     atomic_write(target, payload)
     return "direct", target
 

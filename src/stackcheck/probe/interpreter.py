@@ -357,6 +357,16 @@ def _env_kind():
     return "system", prefix
 
 
+def externally_managed_marker(stdlib, prefix, base_prefix):
+    """The PEP 668 ``EXTERNALLY-MANAGED`` file that marks this interpreter as the operating
+    system's (pip must not change it), or "" when there is none or this is a virtual
+    environment of such an interpreter (PEP 668 exempts those)."""
+    if not stdlib or prefix != base_prefix:
+        return ""
+    marker = os.path.join(stdlib, "EXTERNALLY-MANAGED")
+    return marker if os.path.isfile(marker) else ""
+
+
 def python_facts():
     kind, marker = _env_kind()
     try:
@@ -377,6 +387,9 @@ def python_facts():
         "executable": sys.executable,
         "prefix": sys.prefix,
         "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+        "externally_managed": externally_managed_marker(
+            sysconfig.get_path("stdlib"), sys.prefix, getattr(sys, "base_prefix", sys.prefix)
+        ),
         "env_kind": kind,
         "env_marker": marker,
         "sys_path": list(sys.path),

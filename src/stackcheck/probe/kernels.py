@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 
-from stackcheck.models.snapshot import Kernelspec, KernelsSection
+from stackcheck.models.snapshot import Kernelspec, KernelsSection, UnreadableKernelspec
 from stackcheck.redaction import redact_argv
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?(\.exe)?$", re.IGNORECASE)
@@ -25,13 +25,14 @@ _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?(\.exe)?$", re.IGNORECASE)
 def collect(ctx=None) -> KernelsSection:
     prefix = (ctx.python.get("prefix") if ctx is not None else None) or sys.prefix
     dirs = jupyter_data_dirs(prefix)
-    specs, errors = _scan(dirs)
+    specs, unreadable = scan_kernelspecs(dirs)
     return KernelsSection(
-        status="ok" if specs else "absent",
+        status="ok" if specs or unreadable else "absent",
         source="kernelspec dirs",
         kernels=specs,
+        unreadable=unreadable,
         data_dirs=dirs,
-        error="; ".join(errors) or None,
+        error="; ".join(f"{u.path}: {u.reason}" for u in unreadable) or None,
     )
 
 
@@ -64,13 +65,16 @@ def _user_data_dir(env) -> str:
 
 
 def find_kernelspecs(data_dirs: list[str] | None = None) -> list[Kernelspec]:
-    """Every kernelspec visible to Jupyter (first of a name wins); malformed ones are skipped."""
-    return _scan(jupyter_data_dirs() if data_dirs is None else data_dirs)[0]
+    """Every readable kernelspec visible to Jupyter (first of a name wins)."""
+    return scan_kernelspecs(jupyter_data_dirs() if data_dirs is None else data_dirs)[0]
 
 
-def _scan(data_dirs: list[str]) -> tuple[list[Kernelspec], list[str]]:
+def scan_kernelspecs(data_dirs: list[str]) -> tuple[list[Kernelspec], list[UnreadableKernelspec]]:
+    """The kernelspecs Jupyter would use and the unreadable ones, by name. As in
+    jupyter_client, the first kernel.json *file* of a name wins, readable or not (an unreadable
+    one hides later ones); a directory named kernel.json is skipped by Jupyter but reported."""
     specs: dict[str, Kernelspec] = {}
-    errors: list[str] = []
+    unreadable: dict[str, UnreadableKernelspec] = {}
     for data_dir in data_dirs:
         kernels_dir = os.path.join(data_dir, "kernels")
         try:
@@ -78,26 +82,65 @@ def _scan(data_dirs: list[str]) -> tuple[list[Kernelspec], list[str]]:
         except OSError:
             continue
         for name in names:
-            path = os.path.join(kernels_dir, name, "kernel.json")
-            if name.lower() in specs or not os.path.isfile(path):
+            key, path = name.lower(), os.path.join(kernels_dir, name, "kernel.json")
+            if key in specs or (key in unreadable and unreadable[key].listed):
                 continue
-            spec, error = read_kernelspec(name.lower(), path)
+            if os.path.isdir(path):
+                unreadable.setdefault(
+                    key,
+                    UnreadableKernelspec(
+                        name=key, path=path, reason="kernel.json is a directory", listed=False
+                    ),
+                )
+                continue
+            if not os.path.isfile(path):
+                continue
+            spec, error = read_kernelspec(key, path)
             if spec is None:
-                errors.append(error)
+                unreadable[key] = UnreadableKernelspec(name=key, path=path, reason=error)
             else:
-                specs[spec.name] = spec
-    return list(specs.values()), errors
+                specs[key] = spec
+    return list(specs.values()), list(unreadable.values())
+
+
+MAX_KERNEL_JSON = 1 << 20  # a kernel.json is a few hundred bytes; more is not one
+
+
+def load_kernel_json(path: str) -> tuple[dict | None, str]:
+    """The object in a kernel.json, or None and why it cannot be used ("empty file" …)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_KERNEL_JSON + 1)
+    except IsADirectoryError:
+        return None, "kernel.json is a directory"
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or type(exc).__name__}"
+    if len(raw) > MAX_KERNEL_JSON:
+        return None, f"larger than {MAX_KERNEL_JSON >> 20} MiB"
+    if not raw.strip():
+        return None, "empty file"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except RecursionError:
+        return None, "malformed JSON: nested too deeply"
+    except ValueError as exc:
+        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return None, f"malformed JSON: {getattr(exc, 'msg', exc)}{where}"
+    if not isinstance(data, dict):
+        return None, "expected a JSON object"
+    return data, ""
 
 
 def read_kernelspec(name: str, path: str) -> tuple[Kernelspec | None, str]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deeply
-        return None, f"{path}: unreadable kernel.json ({type(exc).__name__})"
-    argv = data.get("argv") if isinstance(data, dict) else None
+    """The spec, or None and why it cannot be used."""
+    data, error = load_kernel_json(path)
+    if data is None:
+        return None, error
+    argv = data.get("argv")
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
-        return None, f"{path}: argv: expected a non-empty list of strings"
+        return None, "argv: expected a non-empty list of strings"
     language = data.get("language") if isinstance(data.get("language"), str) else ""
     display = data.get("display_name") if isinstance(data.get("display_name"), str) else ""
     spec = Kernelspec(name=name, path=path, display_name=display, language=language, argv=list(argv))

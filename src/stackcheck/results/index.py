@@ -100,9 +100,46 @@ def is_postgres(url: str) -> bool:
     return url.startswith(POSTGRES_SCHEMES)
 
 
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_LEDGER_FORMS = ("give a PostgreSQL DSN (postgresql://USER@HOST/DB), sqlite:///ABSOLUTE/PATH, "
+                 "sqlite:RELATIVE/PATH or a file path in an existing directory")
+
+
+def parse_ledger_url(url: str, *, existing_dir: bool = True) -> str:
+    """What ``--ledger`` names: a PostgreSQL DSN (returned as given) or the absolute path of a
+    SQLite index file (from ``sqlite:///abs/path``, ``sqlite:relative/path`` or a plain path),
+    whose directory must exist (with ``existing_dir``; else it is created on first use). Any
+    other ``scheme://`` is an error naming these forms."""
+    scheme = _SCHEME.match(url)
+    if is_postgres(url):
+        return url
+    path = url
+    if scheme and scheme.group(1).lower() == "sqlite":
+        path = url[scheme.end():]
+        if path.startswith("//"):  # sqlite:///abs/path (sqlite:////abs/path too); no host
+            path = path[2:]
+            if path and not path.startswith("/"):
+                raise InputError(f"--ledger {redact(url)}: a sqlite URL has no host; {_LEDGER_FORMS}")
+            path = "/" + path.lstrip("/") if path.strip("/") else ""
+        if not path:
+            raise InputError(f"--ledger {redact(url)}: a sqlite URL needs a file path; {_LEDGER_FORMS}")
+    elif scheme and url[scheme.end():].startswith("//"):
+        raise InputError(
+            f"--ledger {redact(url)}: unsupported URL scheme {scheme.group(1)!r}; {_LEDGER_FORMS}"
+        )
+    full = Path(os.path.abspath(path))
+    if full.is_dir():
+        raise InputError(f"--ledger {redact(url)}: {full} is a directory, expected the SQLite index file "
+                         f"(e.g. {full / 'ledger.sqlite'})")
+    if existing_dir and not full.parent.is_dir():
+        raise InputError(f"--ledger {redact(url)}: directory {full.parent} does not exist "
+                         "(create it, or give a file in an existing directory)")
+    return str(full)
+
+
 def redact(url: str) -> str:
-    """A DSN without its password, for messages."""
-    if not is_postgres(url):
+    """A DSN (any ``scheme://user:password@host…``) without its password, for messages."""
+    if "://" not in url:
         return url
     scheme, _, rest = url.partition("://")
     creds, at, host = rest.rpartition("@")

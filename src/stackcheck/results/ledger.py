@@ -25,11 +25,11 @@ from pathlib import Path
 import msgspec
 
 from stackcheck.errors import InputError, Refused
-from stackcheck.fileio import atomic_write, decode_json, read_bytes
+from stackcheck.fileio import atomic_write, decode_json, read_bytes, require_creatable_dir
 from stackcheck.results import chain, ladder
-from stackcheck.results.contract import Event, Level, ResultRecord
+from stackcheck.results.contract import LEVELS, Event, Level, ResultRecord
 from stackcheck.results.identity import content_digest, short
-from stackcheck.results.index import Index, default_url, storage_problems
+from stackcheck.results.index import Index, default_url, parse_ledger_url, storage_problems
 
 LEDGER_DIR_ENV = "STACKCHECK_LEDGER_DIR"
 STALE_TEMP_S = 3600  # a hidden temp file this old is left by a crashed write, never one in progress
@@ -77,7 +77,9 @@ class Entry:
 class Ledger:
     def __init__(self, root: str | os.PathLike | None = None, url: str | None = None):
         self.root = Path(root) if root is not None else default_root()
-        self.index = Index(url or default_url(self.root))
+        require_creatable_dir(self.root, "the ledger directory, --ledger-dir")
+        given = url or os.environ.get("STACKCHECK_LEDGER")
+        self.index = Index(parse_ledger_url(given, existing_dir=False) if given else default_url(self.root))
         self.skipped: list[str] = []  # "path: problem" for files a listing had to skip
         self.removed: list[str] = []  # stale temp files the last reindex removed
         self.notes: list[str] = []  # what the last reindex found wrong beyond single files
