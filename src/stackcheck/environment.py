@@ -60,7 +60,7 @@ def _top_level(data: bytes) -> dict | None:
 
     try:
         return msgspec.json.decode(data, type=dict[str, msgspec.Raw])
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None  # decode_json names the problem
 
 

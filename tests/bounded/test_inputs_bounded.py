@@ -116,4 +116,4 @@ def test_a_deeply_nested_kernel_json_is_an_unreadable_kernelspec(tmp_path):
 
     path = tmp_path / "kernel.json"
     path.write_text('{"argv": ' + NESTED + "}")
-    assert read_kernelspec("k", str(path)) == (None, f"{path}: unreadable kernel.json (RecursionError)")
+    assert read_kernelspec("k", str(path)) == (None, "malformed JSON: nested too deeply")

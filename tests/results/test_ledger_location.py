@@ -53,7 +53,7 @@ def test_ledger_dir_below_a_file_is_one_line(sc, tmp_path):
 
 
 # ------------------------------------------------------------------ --ledger
-SUPPORTED = ("give a PostgreSQL DSN (postgresql://USER@HOST/DB), sqlite:///ABSOLUTE/PATH, "
+SUPPORTED = ("give a PostgreSQL DSN (postgresql://HOST/DB), sqlite:///ABSOLUTE/PATH, "
              "sqlite:RELATIVE/PATH or a file path in an existing directory")
 
 
@@ -63,7 +63,7 @@ SUPPORTED = ("give a PostgreSQL DSN (postgresql://USER@HOST/DB), sqlite:///ABSOL
 def test_other_url_schemes_are_refused_and_create_nothing(sc, tmp_path, url):
     code, out, err = sc("list", "--ledger", url, "--ledger-dir", "d")
     assert (code, out) == (2, "")
-    shown = url.replace("hunter2", "***")
+    shown = url.replace("user:hunter2", "<redacted>")
     scheme = url.partition(":")[0]
     reason = "a sqlite URL has no host" if url.startswith("sqlite") else f"unsupported URL scheme {scheme!r}"
     assert err == f"stackcheck: error: --ledger {shown}: {reason}; {SUPPORTED}\n"

@@ -49,7 +49,14 @@ _LATER_FIELDS = ("prev",)
 
 def content_digest(obj) -> str:
     """sha256 of a record or event with its ``digest`` field empty."""
-    data = msgspec.to_builtins(msgspec.structs.replace(obj, digest=""))
+    return data_digest(msgspec.to_builtins(obj))
+
+
+def data_digest(data: dict) -> str:
+    """:func:`content_digest` of a record or event as decoded JSON. A stored file is verified
+    by what it holds, so a field a later version adds (with its default) does not make an
+    older file look tampered."""
+    data = {**data, "digest": ""}
     for name in _LATER_FIELDS:
         if data.get(name) == "":
             del data[name]

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from stackcheck.errors import InputError
+from stackcheck.redaction import redact_text
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 LOCK_TIMEOUT_S = 60.0  # the longest a writer waits for the index's write lock
@@ -101,7 +102,7 @@ def is_postgres(url: str) -> bool:
 
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
-_LEDGER_FORMS = ("give a PostgreSQL DSN (postgresql://USER@HOST/DB), sqlite:///ABSOLUTE/PATH, "
+_LEDGER_FORMS = ("give a PostgreSQL DSN (postgresql://HOST/DB), sqlite:///ABSOLUTE/PATH, "
                  "sqlite:RELATIVE/PATH or a file path in an existing directory")
 
 
@@ -138,15 +139,9 @@ def parse_ledger_url(url: str, *, existing_dir: bool = True) -> str:
 
 
 def redact(url: str) -> str:
-    """A DSN (any ``scheme://user:password@host…``) without its password, for messages."""
-    if "://" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    creds, at, host = rest.rpartition("@")
-    if not at:
-        return url
-    user = creds.partition(":")[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+    """A DSN (any ``scheme://user:password@host…``) without its credentials, for messages:
+    the one redaction layer's rule for URLs."""
+    return redact_text(url)
 
 
 class Index:

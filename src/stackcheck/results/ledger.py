@@ -28,7 +28,7 @@ from stackcheck.errors import InputError, Refused
 from stackcheck.fileio import atomic_write, decode_json, read_bytes, require_creatable_dir
 from stackcheck.results import chain, ladder
 from stackcheck.results.contract import LEVELS, Event, Level, ResultRecord
-from stackcheck.results.identity import content_digest, short
+from stackcheck.results.identity import content_digest, data_digest, short
 from stackcheck.results.index import Index, default_url, parse_ledger_url, storage_problems
 
 LEDGER_DIR_ENV = "STACKCHECK_LEDGER_DIR"
@@ -104,20 +104,31 @@ class Ledger:
         stored entry, the earlier runs of its candidate this run contradicts (flags derived
         from the records, see :meth:`flags`) and the record as stored (with its ``prev``)."""
         _storable(**indexed_fields(record))
-        if record.digest != _digest(record):
-            raise Refused("record digest does not match its content; complete it with results.record()")
         content_id = _hex(_digest(msgspec.structs.replace(record, prev="")))
         with self._undone_on_failure() as written, self.index.transaction() as tx:
             tx.head()  # the write lock (PostgreSQL), before looking for the same record
-            existing = tx.stored_as(content_id)
+            # the same content, or a stored record read back (by a later version, whose new
+            # fields change its encoding but not the digest it was stored under)
+            existing = tx.stored_as(content_id) or self._stored_unchanged(tx, record)
             if existing is not None:
                 where = self.root / existing
                 raise Refused(f"record {short(record.digest)} is already in the ledger ({where}); "
                               "records are never replaced")
+            if record.digest != _digest(record):
+                raise Refused("record digest does not match its content; complete it with results.record()")
             record = self._write_chained(tx, record, self.records_dir, self._record_row, tx.insert_record,
                                          written)
         entry = Entry(record, self._path(record), record.evidence)
         return entry.stored(), self._flags_raised_by(record), record
+
+    def _stored_unchanged(self, tx, record: ResultRecord) -> str | None:
+        """The path of the stored file ``record`` was read from, when it is that file's content
+        unchanged (read back by a later version, whose added fields change its encoding)."""
+        path = tx.stored_as(_hex(record.digest)) if record.digest.startswith("sha256:") else None
+        if path is None:
+            return None
+        stored, problems = read_verified(self.root / path, ResultRecord)
+        return path if stored == record and not problems else None
 
     def append(self, kind: str, *, topic: str, run_label: str, **fields) -> Event:
         """Write one event file once, linked into the chain, and index it (promotion, decision)."""
@@ -431,16 +442,19 @@ def read_verified(path: Path, model: type) -> tuple[object | None, list[str]]:
     never raises. Problems do not repeat the path."""
     what = {ResultRecord: "result record", Event: "ledger event"}.get(model, "result draft")
     try:
-        obj = decode_json(read_bytes(path, what), model, str(path), what)
+        raw = read_bytes(path, what)
+        obj = decode_json(raw, model, str(path), what)
     except InputError as exc:
         return None, [str(exc).removeprefix(f"{path}: ")]
-    return obj, verify(obj, path) if hasattr(obj, "digest") else []
+    if not hasattr(obj, "digest"):
+        return obj, []
+    return obj, verify(obj, path, stored=msgspec.json.decode(raw))
 
 
-def verify(obj: ResultRecord | Event, path: str | os.PathLike | None = None) -> list[str]:
+def verify(obj: ResultRecord | Event, path: str | os.PathLike | None = None, *, stored: dict | None = None) -> list[str]:
     """Tamper evidence: the content must hash to its digest, and a ledger file (named by a
-    digest) be named after its own."""
-    actual = content_digest(obj)
+    digest) be named after its own. ``stored``: the file's decoded JSON, hashed as written."""
+    actual = data_digest(stored) if stored is not None else content_digest(obj)
     if obj.digest != actual:
         return [f"tampered: content hashes to {short(actual)}, the file says {short(obj.digest) or '(no digest)'}"]
     stem = Path(path).stem if path is not None else ""
