@@ -5,9 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from stackcheck.models.finding import PipInstall
 from stackcheck.models.profile import Profile
-from stackcheck.models.snapshot import Snapshot
+from stackcheck.models.snapshot import Snapshot, normalize_name
 from stackcheck.shellcmd import command
+
+# torch and the companions download.pytorch.org publishes per build (cpu, cu128 …)
+TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio"})
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 @dataclass
@@ -27,6 +32,29 @@ class Context:
         and pip options, e.g. ``"torch==2.8.0", "--index-url", URL``)."""
         return command(self.interpreter, "-m", "pip", "install", *_positional_last(args))
 
+    def install(self, *requirements: str, index_url: str | None = None, options: tuple[str, ...] = ()) -> PipInstall:
+        """A pip-install fix as data (``blocked(..., fix=ctx.install(...))`` prints it as a
+        command); a torch-family requirement of a CPU profile gets the CPU index where PyPI's
+        default is the CUDA build (see :meth:`torch_index`)."""
+        if index_url is None:
+            index_url = next(filter(None, map(self.torch_index, requirements)), None)
+        return PipInstall(python=self.interpreter, requirements=list(requirements), index_url=index_url, options=list(options))
+
+    def torch_index(self, requirement: str) -> str | None:
+        """The index a torch-family ``requirement`` should come from for this profile: the CPU
+        index for a profile without a GPU on Linux, where PyPI's torch is the multi-GB CUDA
+        build (on macOS and Windows PyPI's torch is the CPU build); None (PyPI) otherwise."""
+        from stackcheck.deps.index import parse_requirement
+
+        req = parse_requirement(requirement)
+        if req is None or normalize_name(req.name) not in TORCH_FAMILY:
+            return None
+        if self.profile is None or self.profile.gpu is not None:
+            return None
+        if (self.snapshot.platform.system or "").lower() in ("darwin", "windows"):
+            return None
+        return TORCH_CPU_INDEX
+
     def pip_uninstall(self, *names: str) -> str:
         return command(self.interpreter, "-m", "pip", "uninstall", "-y", *_positional_last(names))
 
@@ -36,6 +64,12 @@ class Context:
         from stackcheck.knowledge import load_knowledge
 
         return load_knowledge()
+
+
+def pip_command(fix: PipInstall) -> str:
+    """The paste-able command of a pip-install fix: options, requirements, then the index."""
+    index = ["--index-url", fix.index_url] if fix.index_url else []
+    return command(fix.python, "-m", "pip", "install", *_positional_last([*fix.options, *fix.requirements, *index]))
 
 
 _PIP_OPTIONS_WITH_VALUE = frozenset({"--index-url", "--extra-index-url", "-i"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from stackcheck.identifiers import printable
-from stackcheck.models.finding import Report
+from stackcheck.models.finding import Report, by_severity_then_cause, fixable
 
 MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped"}
 
@@ -19,11 +19,12 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
         head += f" {report.profile}"
     env = report.environment.get("python") or ""
     lines.append(f"{head}: {report.verdict.upper()}" + (f"  ({env})" if env else ""))
-    order = {"blocked": 0, "warning": 1, "ok": 2, "skipped": 3}
-    for c in sorted(report.checks, key=lambda c: (order[c.verdict], c.id)):
+    for c in by_severity_then_cause(report.checks):
         if c.verdict in ("ok", "skipped") and not verbose:
             continue
         label = c.title + (f" [{c.subject}]" if c.subject and c.subject not in c.title else "")
+        if c.consequence_of:
+            label += f"  ({_follows(c)})"
         if c.verdict == "ok":  # one line: what was seen, when it is short enough to help
             seen = f" — {c.observed}" if c.observed and len(c.observed) <= 70 else ""
             lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}{seen}")
@@ -42,10 +43,22 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
     counts = Counter(c.verdict for c in report.checks)
     summary = ", ".join(f"{counts[v]} {v}" for v in ("ok", "warning", "blocked", "skipped") if counts[v])
     lines.append(f"  {summary or 'no checks ran'}" + ("" if verbose else "  (-v shows every check)"))
+    for n, cmd in enumerate(fix_all(report)):
+        lines.append(("  fix all:  " if n == 0 else " " * 12) + cmd)
     # every fact may come from a recorded snapshot or a scanned file: one line each, no
     # escape sequence reaches the terminal (a command in a fix stays quoted: only control
     # characters change, to their visible escapes)
     return "\n".join(printable(line) for line in lines) + "\n"
+
+
+def _follows(c) -> str:
+    return f"follows from {c.consequence_of}"
+
+
+def fix_all(report: Report) -> list[str]:
+    """The combined install lines worth printing: when they merge the fixes of two or more
+    findings (a single fix is already shown with its finding)."""
+    return report.fix_all if len(fixable(report.checks)) >= 2 else []
 
 
 def report_markdown(report: Report) -> str:
@@ -53,8 +66,12 @@ def report_markdown(report: Report) -> str:
     out.append("| check | verdict | subject | observed | expected | fix |")
     out.append("|---|---|---|---|---|---|")
     esc = lambda s: printable((s or "").replace("|", "\\|").replace("\n", " "))  # noqa: E731
-    for c in report.checks:
+    for c in by_severity_then_cause(report.checks):
+        verdict = c.verdict + (f" ({_follows(c)})" if c.consequence_of else "")
         out.append(
-            f"| {c.id} {esc(c.title)} | {c.verdict} | {esc(c.subject)} | {esc(c.observed or c.reason)} | {esc(c.expected)} | {esc(c.fix)} |"
+            f"| {c.id} {esc(c.title)} | {verdict} | {esc(c.subject)} | {esc(c.observed or c.reason)} | {esc(c.expected)} | {esc(c.fix)} |"
         )
+    commands = fix_all(report)
+    if commands:
+        out += ["", "**Fix all** (one command per package index):", "", "```sh", *map(printable, commands), "```"]
     return "\n".join(out) + "\n"
