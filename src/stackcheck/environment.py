@@ -4,29 +4,22 @@ Every command that judges an environment obtains its Snapshot here."""
 
 from __future__ import annotations
 
-import sys
-
 from stackcheck.errors import InputError
 from stackcheck.models.snapshot import Snapshot
 
 
 def load_snapshot(path: str) -> Snapshot:
     """A snapshot JSON file ('-' for stdin), validated, with one-line errors."""
-    from stackcheck.fileio import decode_json, read_bytes
+    from stackcheck.fileio import decode_json, read_bytes, source_name
 
-    data = sys.stdin.buffer.read() if path == "-" else read_bytes(path, "snapshot")
-    return decode_json(data, Snapshot, "<stdin>" if path == "-" else path, "stackcheck snapshot")
+    return decode_json(read_bytes(path, "snapshot"), Snapshot, source_name(path), "stackcheck snapshot")
 
 
 def load_collect_env(path: str) -> Snapshot:
-    from stackcheck.fileio import read_text
+    from stackcheck.fileio import read_text, source_name
     from stackcheck.importers.collect_env import parse_collect_env
 
-    if path == "-":
-        text, source = sys.stdin.read(), "<stdin>"
-    else:
-        text, source = read_text(path, "collect_env output"), path
-    return parse_collect_env(text, source=source)
+    return parse_collect_env(read_text(path, "collect_env output"), source=source_name(path))
 
 
 def obtain_snapshot(

@@ -139,6 +139,20 @@ def matches(pattern: str, check_id: str) -> bool:
     return check_id == pattern or (bool(pattern) and not pattern[-1].isdigit() and check_id.startswith(pattern))
 
 
+def unknown_skip(patterns: Iterable[str]) -> tuple[str, list[str]] | None:
+    """The first of ``patterns`` that names no registered check (as an ID, or as the letters an
+    ID starts with: ``GPU``, ``KB``), with the close matches among those; None when all do."""
+    import difflib
+
+    ids = list(all_checks())
+    prefixes = sorted({i.rstrip("0123456789") for i in ids})
+    for pattern in patterns:
+        p = pattern.upper()
+        if p not in ids and p not in prefixes:
+            return pattern, difflib.get_close_matches(p, prefixes + ids, n=3, cutoff=0.6)
+    return None
+
+
 def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]:
     """Run every check registered for ``command`` against ``ctx``.
 

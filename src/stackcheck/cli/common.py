@@ -88,8 +88,28 @@ def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bo
 
 
 def split_ids(values: tuple[str, ...]) -> list[str]:
-    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]."""
-    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]; an ID or prefix that
+    names no check is a one-line error with the close matches."""
+    ids = [part.strip() for v in values for part in v.split(",") if part.strip()]
+    from stackcheck.checks.registry import unknown_skip
+
+    bad = unknown_skip(ids) if ids else None
+    if bad:
+        from stackcheck.errors import InputError
+
+        name, close = bad
+        hint = f"did you mean {', '.join(close)}?" if close else "`stackcheck explain --list` lists them"
+        raise InputError(f"--skip: {name!r} is not a check ID or prefix; {hint}")
+    return ids
+
+
+def one_output(**flags: bool) -> None:
+    """At most one of the output formats (``one_output(json=as_json, markdown=as_markdown)``)."""
+    given = [f"--{name}" for name, on in flags.items() if on]
+    if len(given) > 1:
+        from stackcheck.errors import InputError
+
+        raise InputError(f"{' and '.join(given)} cannot be combined: choose one output")
 
 
 def judge_environment(command: str, *, profile=None, python_path=None, kernel_name=None, snapshot_file=None,
@@ -100,6 +120,7 @@ def judge_environment(command: str, *, profile=None, python_path=None, kernel_na
     from stackcheck.judge import judge
     from stackcheck.probe import JUDGED
 
+    skip = split_ids(skip)  # before the probe: a typo costs no time
     if kernel_name:
         python_path = kernel_interpreter(kernel_name, python_path)
     snapshot = obtain_snapshot(
@@ -110,7 +131,7 @@ def judge_environment(command: str, *, profile=None, python_path=None, kernel_na
         sections=JUDGED,
         modules=tuple(profile.required_modules) if profile else (),
     )
-    report = judge(snapshot, command=command, profile=profile, skip=split_ids(skip), deep=deep)
+    report = judge(snapshot, command=command, profile=profile, skip=skip, deep=deep)
     if kernel_name:
         report.environment["kernel"] = kernel_name
     return report

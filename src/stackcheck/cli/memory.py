@@ -27,7 +27,7 @@ def _int(name: str, help: str):
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--config", "config_file", metavar="FILE", help="A Hugging Face config.json (nothing is downloaded).")
+@click.option("--config", "config_file", metavar="FILE", help="A Hugging Face config.json ('-' for stdin; nothing is downloaded).")
 @_int("hidden_size", "Explicit size: hidden size (instead of --config).")
 @_int("layers", "Explicit size: decoder layers.")
 @_int("heads", "Explicit size: attention heads.")
@@ -92,10 +92,10 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
     if config_file and (explicit or qkv_bias):
         raise InputError("--config and explicit sizes (--hidden-size …) cannot be combined")
     if config_file:
-        from stackcheck.fileio import load_json_any
+        from stackcheck.fileio import load_json_any, source_name
 
         cfg = load_json_any(config_file, "Hugging Face config.json")
-        source = config_file
+        source = source_name(config_file)
     elif explicit:
         cfg = {"model_type": "explicit", "tie_word_embeddings": False, "qkv_bias": qkv_bias, **explicit}
         source = "explicit sizes"

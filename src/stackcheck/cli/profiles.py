@@ -42,11 +42,15 @@ def list_(registry: str | None, include_bases: bool, as_json: bool) -> None:
         emit_json({"source": catalog.source, "digest": catalog.digest, "profiles": rows})
         return
     click.echo(f"profiles from {catalog.source} ({catalog.digest[:19]}…)")
-    header = ("ID", "CATEGORY", "EVIDENCE", "TITLE")
-    table = [header] + [(r.id, r.category, r.evidence_scope, r.title) for r in rows]
+    click.echo("\n".join(profile_table(rows)))
+
+
+def profile_table(rows) -> list[str]:
+    """The profile listing of ``profiles list`` and ``preflight --list-profiles``: a header,
+    then one aligned row per profile (ID, category, evidence scope, title)."""
+    table = [("ID", "CATEGORY", "SCOPE", "TITLE")] + [(r.id, r.category, r.evidence_scope, r.title) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
-    for row in table:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
+    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in table]
 
 
 @profiles.command()

@@ -52,7 +52,7 @@ class BackendIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class WorkloadIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    kind: Literal["inference", "serving", "training"] = "inference"
+    kind: Literal["inference", "serving", "training"]  # required: no silent default
     # sha256 of the input manifest: for training the tokenized-data manifest, for serving the
     # inputs as rendered by the chat template
     manifest_sha256: str = ""
@@ -110,7 +110,7 @@ class Claim(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     run_label: str
     model: ModelIdentity
     backend: BackendIdentity
-    workload: WorkloadIdentity = msgspec.field(default_factory=WorkloadIdentity)
+    workload: WorkloadIdentity
     metrics: dict[str, Metric] = {}
     status: Literal["ok", "failed"] = "ok"
     failure_reason: str = ""
@@ -142,6 +142,46 @@ class ResultRecord(Claim, kw_only=True, forbid_unknown_fields=True):
     stackcheck_version: str = ""
     identity_key: str = ""  # "sha256:…" over the experiment's identity (see identity.py)
     digest: str = ""  # "sha256:…" of this record with digest = ""
+
+
+def required_fields(model: type | None = None, prefix: str = "") -> list[str]:
+    """The fields a document of ``model`` (default: :class:`Draft`) must state, in contract
+    order; a required nested object is named by its own required fields (``model.id``)."""
+    out: list[str] = []
+    for f in msgspec.structs.fields(model or Draft):
+        if f.required:
+            nested = _struct(f.type)
+            out += (required_fields(nested, f"{prefix}{f.encode_name}.") if nested else []) or [prefix + f.encode_name]
+    return out
+
+
+def missing_fields(raw: Any, model: type | None = None, prefix: str = "") -> list[str]:
+    """Every required field ``raw`` (decoded JSON) lacks, all at once (the decoder stops at
+    the first); wrong types are left to the decoder."""
+    if not isinstance(raw, dict):
+        return []
+    out: list[str] = []
+    for f in msgspec.structs.fields(model or Draft):
+        nested = _struct(f.type)
+        if f.encode_name not in raw:
+            if f.required:
+                out += (required_fields(nested, f"{prefix}{f.encode_name}.") if nested else []) or [prefix + f.encode_name]
+        elif nested:
+            out += missing_fields(raw[f.encode_name], nested, f"{prefix}{f.encode_name}.")
+    return out
+
+
+def missing_message(raw: Any) -> str | None:
+    """``missing required fields a, b (a result draft needs …)``, or None when none is missing."""
+    missing = missing_fields(raw, Draft)
+    if not missing:
+        return None
+    return (f"missing required field{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"(a result draft needs {', '.join(required_fields(Draft))})")
+
+
+def _struct(t) -> type | None:
+    return t if isinstance(t, type) and issubclass(t, msgspec.Struct) else None
 
 
 def identifier_problems(claim: Claim) -> list[str]:

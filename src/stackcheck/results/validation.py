@@ -14,7 +14,7 @@ import msgspec
 from stackcheck.errors import InputError
 from stackcheck.fileio import load_json_any
 from stackcheck.results import ladder
-from stackcheck.results.contract import LEVELS, Draft, Event, ResultRecord, problems
+from stackcheck.results.contract import LEVELS, Draft, Event, ResultRecord, missing_message, problems
 from stackcheck.results.ledger import read_verified
 
 # Levels whose proof lies in the record itself; reproduced and delivery also need the ledger.
@@ -36,6 +36,8 @@ def validate_file(path: str | Path) -> FileReport:
     except InputError as exc:
         return FileReport(path=str(path), kind="unknown", valid=False, unreadable=True, problems=[_without(path, exc)])
     kind = _kind(raw)
+    if kind == "draft" and (missing := missing_message(raw)) is not None:
+        return FileReport(path=str(path), kind=kind, valid=False, problems=[missing])
     model = {"draft": Draft, "record": ResultRecord, "event": Event}[kind]
     obj, found = read_verified(path, model)
     if obj is not None:
