@@ -120,6 +120,17 @@ def load_json_any(path: str | os.PathLike, what: str) -> Any:
     return load_json(path, Any, what)
 
 
+def cannot_write(path: str | os.PathLike, what: str, exc: OSError) -> InputError:
+    """The one-line error for a failed write of ``path``: a file standing where a directory
+    of the path should be is named (the OS says only "File exists" / "Not a directory")."""
+    for parent in Path(path).parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return InputError(f"{path}: cannot write {what}: {parent} is a file, not a directory")
+            break
+    return InputError(f"{path}: cannot write {what}: {exc.strerror or exc}")
+
+
 def atomic_write(path: str | os.PathLike, data: bytes | str, *, exclusive: bool = False) -> Path:
     """Write ``data`` to ``path`` via a temporary file in the same directory, fsync, then
     rename. With ``exclusive`` the target must not exist (``FileExistsError`` otherwise), and

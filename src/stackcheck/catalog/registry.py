@@ -152,9 +152,12 @@ class Catalog:
         except KeyError:
             import difflib
 
-            close = difflib.get_close_matches(profile_id, list(self._entries), n=3, cutoff=0.5)
+            same = [i for i in self._entries if i.casefold() == profile_id.casefold()]
+            folded = {i.casefold(): i for i in self._entries}
+            close = same or [folded[c] for c in difflib.get_close_matches(profile_id.casefold(), list(folded), n=3, cutoff=0.5)]
             hint = f"; did you mean {', '.join(close)}?" if close else "; see `stackcheck profiles list`"
-            raise InputError(f"{self.source}: unknown profile ID {profile_id!r}{hint}") from None
+            where = "the built-in catalog" if self.source == BUILTIN else self.source
+            raise InputError(f"unknown profile ID {profile_id!r} in {where}{hint}") from None
 
 
 def load_entries(path: Path | None) -> tuple[dict[str, Entry], str]:

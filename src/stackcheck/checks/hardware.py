@@ -26,11 +26,38 @@ def _gpu_profile(ctx):
     return ctx.profile.gpu if ctx.profile is not None else None
 
 
+def _gpu_list_unknown(acc) -> bool:
+    """A driver is there but no GPU is listed, and no failure says why (a collect_env paste
+    whose "GPU models and configuration" is "Could not collect"): the GPUs are not known to be
+    absent, only not known."""
+    return acc.status == "ok" and not acc.gpus and bool(acc.driver_version or acc.cuda_driver_version) and (
+        not acc.error or acc.source == "collect_env"
+    )
+
+
+def _no_gpu_reason(ctx) -> str:
+    """Why a per-GPU check has nothing to judge (GPU002, GPU003)."""
+    unknown = _gpu_list_unknown(ctx.snapshot.accelerators)
+    return "the GPU list is unknown (see GPU001)" if unknown else "no visible GPU (see GPU001)"
+
+
 def _no_gpu_outcome(ctx, need: str):
-    """Why there are no GPUs to judge, as a blocked outcome with the right fix."""
+    """Why there are no GPUs to judge, as a blocked outcome with the right fix (a warning when
+    the facts do not list the GPUs of a machine that has a driver)."""
     acc = ctx.snapshot.accelerators
-    if acc.status in ("failed", "timeout"):
-        observed = f"GPU facts could not be gathered ({acc.status}): {acc.error or 'no detail'}"
+    if _gpu_list_unknown(acc):
+        driver = f"NVIDIA driver {acc.driver_version}" if acc.driver_version else f"a driver for CUDA {acc.cuda_driver_version}"
+        snapshot = command("stackcheck", "snapshot", "--json", "-o", "env.json")
+        return warning(
+            observed=f"the GPU list is unknown: {driver} is installed, but {acc.error or 'no GPU is listed'}",
+            expected=need,
+            fix=f"list the GPUs on that machine (`{command('nvidia-smi', '-L')}`); a snapshot taken there records them: "
+            f"{code(snapshot)}",
+            category="gpu-list-unknown",
+        )
+    if acc.status in ("failed", "timeout") or (acc.error and not acc.gpus):  # e.g. driver/library mismatch
+        status = f" ({acc.status})" if acc.status != "ok" else ""
+        observed = f"GPU facts could not be gathered{status}: {acc.error or 'no detail'}"
         fix = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
     else:
         observed = "no NVIDIA GPU found" + (f" (looked at {', '.join(acc.looked_for)})" if acc.looked_for else "")
@@ -99,7 +126,7 @@ def gpu_memory(ctx):
         return
     gpus = ctx.snapshot.visible_gpus()
     if not gpus:
-        yield skipped("no visible GPU (see GPU001)")
+        yield skipped(_no_gpu_reason(ctx))
         return
     for g in gpus:
         if g.memory_total_bytes is None:
@@ -143,7 +170,7 @@ def gpu_capability(ctx):
         return
     gpus = ctx.snapshot.visible_gpus()
     if not gpus:
-        yield skipped("no visible GPU (see GPU001)")
+        yield skipped(_no_gpu_reason(ctx))
         return
     lo, hi = _cc(need.min_compute_capability or ""), _cc(need.max_compute_capability or "")
     expected = " and ".join(

@@ -40,14 +40,12 @@ def snapshot(as_json, output, deep, python_path, collect_env_file, snapshot_file
         import msgspec
 
         from stackcheck.environment import snapshot_digest
-        from stackcheck.fileio import atomic_write
+        from stackcheck.fileio import atomic_write, cannot_write
 
         try:
             path = atomic_write(output, msgspec.json.format(msgspec.json.encode(snap), indent=2) + b"\n")
         except OSError as exc:
-            from stackcheck.errors import InputError
-
-            raise InputError(f"{output}: cannot write snapshot: {exc.strerror or exc}") from None
+            raise cannot_write(output, "snapshot", exc) from None
         if as_json:
             emit_json({"written": str(path), "digest": snapshot_digest(snap)})
         else:

@@ -25,17 +25,22 @@ def resolve_python(path: str) -> str:
                 return cand
         raise InputError(f"{path}: a directory without bin/python (expected an interpreter or a venv)")
     if os.path.exists(path):
-        return path
+        if not os.access(path, os.X_OK):
+            raise InputError(f"{path}: not executable (expected a Python interpreter, a venv, or a name on PATH)")
+        return os.path.abspath(path)  # "some.bin" is this file, not a program on PATH
     found = shutil.which(path)
     if found:
         return found
-    raise InputError(f"{path}: no such interpreter")
+    raise InputError(f"{path}: no such interpreter (not a file, and not a name on PATH)")
 
 
 def gather_foreign(path: str, modules: tuple[str, ...] = ()) -> dict:
     exe = resolve_python(path)
     script = os.path.abspath(interpreter.__file__)
     done = run([exe, script, *modules], timeout=FOREIGN_TIMEOUT_S)
+    if done.returncode is None and done.error and done.error.startswith("cannot run "):
+        reason = done.error.rpartition(": ")[2]  # e.g. "Exec format error": not a program at all
+        raise InputError(f"{path}: not a Python interpreter (cannot run it: {reason})")
     if done.returncode != 0:
         detail = done.error or (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(f"{path}: cannot probe this interpreter: {detail}")
