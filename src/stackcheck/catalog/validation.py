@@ -17,6 +17,7 @@ from typing import Any, get_args
 import msgspec
 
 from stackcheck import identifiers
+from stackcheck.shellcmd import command
 from stackcheck.catalog.layering import ProfileError, ancestry, parse_requirement, requirement_key, resolve
 from stackcheck.catalog.registry import Entry, builtin_entries, builtin_files, builtin_label, find_registry
 from stackcheck.models.profile import DocsLinks, EvidenceScope, Forbidden, GpuRequirement, PlatformConstraint, Profile, Registry
@@ -122,7 +123,8 @@ class _Validator:
                 self._register(Entry(Profile(id=label), file, index))
             return
         if "layers" in item and item["layers"]:
-            self.add(file, label, "layers", "filled by the resolver; do not write it by hand")
+            export = command("stackcheck", "profiles", "export", label)
+            self.add(file, label, "layers", f"filled by the resolver, not written by hand (`{export}` writes an entry a registry accepts)")
         self._register(Entry(profile, file, index))
 
     def _register(self, entry: Entry) -> None:

@@ -18,7 +18,7 @@ from stackcheck import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "snapshot": ("snapshot:snapshot", "Capture the runtime snapshot of an environment."),
     "preflight": ("preflight:preflight", "Check an environment against a profile: ok / warning / blocked."),
-    "profiles": ("profiles:profiles", "List, show, validate and document environment profiles."),
+    "profiles": ("profiles:profiles", "List, show, export, validate and document environment profiles."),
     "doctor": ("doctor:doctor", "Find isolation and integrity faults (no profile needed)."),
     "deps": ("deps:deps", "Distribution graph: tree, why PKG, conflicts."),
     "explain": ("explain:explain", "Explain a check ID or knowledge rule and how to fix it."),
