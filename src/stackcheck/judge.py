@@ -13,7 +13,15 @@ from collections.abc import Iterable
 from stackcheck.checks.context import Context, pip_command
 from stackcheck.checks.registry import matches, run_checks
 from stackcheck.environment import snapshot_digest
-from stackcheck.models.finding import CheckResult, PipInstall, Report, by_severity_then_cause, fixable, severity, worst
+from stackcheck.models.finding import (
+    CheckResult,
+    PipInstall,
+    Report,
+    by_severity_then_cause,
+    fixable,
+    severity,
+    worst,
+)
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
 
@@ -54,7 +62,9 @@ def judge(
     )
 
 
-def mark_consequences(checks: list[CheckResult], causes: dict[str, tuple[str, ...]] = CAUSES) -> list[CheckResult]:
+def mark_consequences(
+    checks: list[CheckResult], causes: dict[str, tuple[str, ...]] = CAUSES
+) -> list[CheckResult]:
     """Set ``consequence_of`` on every non-ok finding a non-ok cause explains (in place)."""
     found = [c for c in checks if c.verdict in ("warning", "blocked")]
     for c in found:
@@ -62,8 +72,12 @@ def mark_consequences(checks: list[CheckResult], causes: dict[str, tuple[str, ..
         if c.consequence_of or not explained_by:
             continue
         cause = next(
-            (f for pattern in explained_by for f in found
-             if f.id != c.id and _is(pattern, f) and severity(f.verdict) >= severity(c.verdict)),
+            (
+                f
+                for pattern in explained_by
+                for f in found
+                if f.id != c.id and _is(pattern, f) and severity(f.verdict) >= severity(c.verdict)
+            ),
             None,
         )
         if cause is not None:
@@ -96,8 +110,14 @@ def combine_fixes(checks: list[CheckResult]) -> list[str]:
                     other[key] += group.pop(key)  # from the other index only
     order = sorted((g for g in groups if groups[g]), key=lambda g: (bool(g[2]), g[1] is None))
     return [
-        pip_command(PipInstall(python=python, requirements=[_merged(texts) for texts in groups[(python, index, options)].values()],
-                               index_url=index, options=list(options)))
+        pip_command(
+            PipInstall(
+                python=python,
+                requirements=[_merged(texts) for texts in groups[(python, index, options)].values()],
+                index_url=index,
+                options=list(options),
+            )
+        )
         for python, index, options in order
     ]
 

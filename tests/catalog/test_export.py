@@ -12,14 +12,13 @@ import pytest
 from stackcheck.catalog import load_catalog
 from stackcheck.catalog.export import export_registry
 from stackcheck.catalog.validation import validate
-from tests.core.test_cli_consistency import sc  # noqa: F401  (fixture)
 from tests.factories import SNAPSHOTS
 
 BUILTIN = load_catalog(None)
 
 
-def test_show_json_does_not_paste_into_a_registry_and_says_how_to_export(sc, tmp_path):
-    code, out, err = sc("profiles", "show", "TRAIN-CPU", "--json")
+def test_show_json_does_not_paste_into_a_registry_and_says_how_to_export(cli_main, tmp_path):
+    code, out, err = cli_main("profiles", "show", "TRAIN-CPU", "--json")
     assert code == 0
     assert err == ("stackcheck: note: this is the resolved profile (`layers` is filled by the resolver); "
                    "`stackcheck profiles export TRAIN-CPU` writes an entry a registry accepts\n")
@@ -28,19 +27,19 @@ def test_show_json_does_not_paste_into_a_registry_and_says_how_to_export(sc, tmp
     assert [str(p) for p in validate(str(pasted))] == [
         f"{pasted}: TRAIN-CPU.layers: filled by the resolver, not written by hand "
         "(`stackcheck profiles export TRAIN-CPU` writes an entry a registry accepts)"]
-    assert sc("profiles", "show", "TRAIN-CPU", "--raw", "--json")[2] == ""  # as written: no note
+    assert cli_main("profiles", "show", "TRAIN-CPU", "--raw", "--json")[2] == ""  # as written: no note
 
 
-def test_export_writes_a_registry_that_resolves_the_same(sc, tmp_path):
+def test_export_writes_a_registry_that_resolves_the_same(cli_main, tmp_path):
     target = tmp_path / "requirements" / "environment-profiles.json"
-    code, out, err = sc("profiles", "export", "TRAIN-CPU", "-o", str(target))
+    code, out, err = cli_main("profiles", "export", "TRAIN-CPU", "-o", str(target))
     assert (code, err) == (0, ""), err
     assert out == f"{target}\n"
     doc = json.loads(target.read_text())
     assert doc["include_builtin"] is True and [p["id"] for p in doc["profiles"]] == ["TRAIN-CPU"]
     assert "layers" not in doc["profiles"][0] and "extends" not in doc["profiles"][0]
-    assert sc("profiles", "validate", str(target)) == (0, f"{target}: valid\n", "")
-    code, out, err = sc("preflight", "-p", "TRAIN-CPU", "--registry", str(target), "--snapshot",
+    assert cli_main("profiles", "validate", str(target)) == (0, f"{target}: valid\n", "")
+    code, out, err = cli_main("preflight", "-p", "TRAIN-CPU", "--registry", str(target), "--snapshot",
                         str(SNAPSHOTS / "cpu-laptop.json"), "--json")
     assert code == 0, err
     report = json.loads(out)
@@ -49,11 +48,11 @@ def test_export_writes_a_registry_that_resolves_the_same(sc, tmp_path):
     assert expected == {*BUILTIN.get("TRAIN-CPU").requirements, *BUILTIN.get("TRAIN-CPU").constraints}
 
 
-def test_export_to_stdout_and_only_the_registry_format(sc):
-    code, out, err = sc("profiles", "export", "BASE-CPU", "--format", "registry")
+def test_export_to_stdout_and_only_the_registry_format(cli_main):
+    code, out, err = cli_main("profiles", "export", "BASE-CPU", "--format", "registry")
     assert code == 0, err
     assert json.loads(out)["profiles"][0]["requirements"] == ["torch<3,>=2.6"]
-    code, out, err = sc("profiles", "export", "BASE-CPU", "--format", "requirements")
+    code, out, err = cli_main("profiles", "export", "BASE-CPU", "--format", "requirements")
     assert code == 2 and out == "" and "'requirements' is not 'registry'" in err
 
 

@@ -10,30 +10,9 @@ import sys
 
 import pytest
 
-from stackcheck.cli import main
 from tests.factories import DATA, SNAPSHOTS
 
 LAPTOP = str(SNAPSHOTS / "cpu-laptop.json")
-
-
-@pytest.fixture
-def sc(capsys):
-    """sc(*argv, stdin=bytes) → (exit code, stdout, stderr)."""
-
-    def run(*argv, stdin: bytes | None = None, monkeypatch=None):
-        capsys.readouterr()
-        old = sys.stdin
-        if stdin is not None:
-            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-        try:
-            with pytest.raises(SystemExit) as done:
-                main(list(argv))
-        finally:
-            sys.stdin = old
-        out = capsys.readouterr()
-        return done.value.code, out.out, out.err
-
-    return run
 
 
 # ---------------------------------------------------------------- item 7: --skip
@@ -46,13 +25,13 @@ def sc(capsys):
         ("CUDA,KB999", "--skip: 'KB999' is not a check ID or prefix; did you mean KB109, KB039, KB029?"),
     ],
 )
-def test_an_unknown_skip_is_a_one_line_error(sc, skip, message):
-    code, out, err = sc("preflight", "-p", "BASE-CPU", "--snapshot", LAPTOP, "--skip", skip)
+def test_an_unknown_skip_is_a_one_line_error(cli_main, skip, message):
+    code, out, err = cli_main("preflight", "-p", "BASE-CPU", "--snapshot", LAPTOP, "--skip", skip)
     assert (code, out, err) == (2, "", f"stackcheck: error: {message}\n")
 
 
-def test_known_ids_and_prefixes_are_accepted_in_any_case(sc):
-    code, out, err = sc("doctor", "--snapshot", LAPTOP, "--skip", "gpu,Cuda", "--skip", "iso001", "--json")
+def test_known_ids_and_prefixes_are_accepted_in_any_case(cli_main):
+    code, out, err = cli_main("doctor", "--snapshot", LAPTOP, "--skip", "gpu,Cuda", "--skip", "iso001", "--json")
     assert code == 0, err
     skipped = {c["id"] for c in json.loads(out)["checks"] if c["reason"] == "skipped by --skip"}
     assert skipped >= {"ISO001", "CUDA002", "CUDA003", "GPU004"} and "ISO002" not in skipped
@@ -64,25 +43,25 @@ def test_known_ids_and_prefixes_are_accepted_in_any_case(sc):
     ("doctor", "--snapshot", LAPTOP),
     ("explain", "PKG001"),
 ])
-def test_json_and_markdown_are_mutually_exclusive(sc, argv):
-    code, out, err = sc(*argv, "--json", "--markdown")
+def test_json_and_markdown_are_mutually_exclusive(cli_main, argv):
+    code, out, err = cli_main(*argv, "--json", "--markdown")
     assert (code, out, err) == (2, "", "stackcheck: error: --json and --markdown cannot be combined: choose one output\n")
 
 
 # ---------------------------------------------------------------- item 12: '-' reads stdin
-def test_memory_config_reads_stdin(sc):
+def test_memory_config_reads_stdin(cli_main):
     config = (DATA / "configs" / "Qwen2.5-0.5B.json").read_bytes()
-    code, out, err = sc("memory", "--config", "-", "--json", stdin=config)
+    code, out, err = cli_main("memory", "--config", "-", "--json", stdin=config)
     assert code == 0, err
-    from_file = sc("memory", "--config", str(DATA / "configs" / "Qwen2.5-0.5B.json"), "--json")[1]
+    from_file = cli_main("memory", "--config", str(DATA / "configs" / "Qwen2.5-0.5B.json"), "--json")[1]
     as_stdin, as_file = json.loads(out), json.loads(from_file)
     assert as_stdin["model"].pop("source") == "<stdin>"
     as_file["model"].pop("source")
     assert as_stdin == as_file
 
 
-def test_stdin_errors_name_stdin(sc):
-    code, out, err = sc("memory", "--config", "-", stdin=b"INFO: not json\n")
+def test_stdin_errors_name_stdin(cli_main):
+    code, out, err = cli_main("memory", "--config", "-", stdin=b"INFO: not json\n")
     assert (code, out) == (2, "")
     assert err.startswith("stackcheck: error: <stdin>: ")
 
@@ -97,13 +76,13 @@ def test_load_json_reads_dash_as_stdin(monkeypatch):
 
 
 # ---------------------------------------------------------------- item 12: the profile listing
-def test_list_profiles_has_a_header_row(sc):
-    code, out, err = sc("preflight", "--list-profiles")
+def test_list_profiles_has_a_header_row(cli_main):
+    code, out, err = cli_main("preflight", "--list-profiles")
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "profiles from built-in:"
     assert lines[1].split() == ["ID", "CATEGORY", "SCOPE", "TITLE"]
     assert lines[1].index("CATEGORY") == lines[2].index("single-gpu")  # columns line up
-    code, listed, _ = sc("profiles", "list")
+    code, listed, _ = cli_main("profiles", "list")
     assert listed.splitlines()[1].split() == ["ID", "CATEGORY", "SCOPE", "TITLE"]
     assert listed.splitlines()[1:] == lines[1:]  # one table, two commands

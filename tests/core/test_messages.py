@@ -12,16 +12,15 @@ from stackcheck.catalog import load_catalog
 from stackcheck.environment import load_collect_env
 from stackcheck.errors import InputError
 from stackcheck.judge import judge
-from tests.core.test_cli_consistency import sc  # noqa: F401  (fixture)
 from tests.factories import DATA, SNAPSHOTS
 
 DRIVER_470 = str(DATA / "collect_env" / "torch21-cu121-driver470.txt")
 
 
-def test_output_under_a_file_says_the_file_is_not_a_directory(sc, tmp_path):
+def test_output_under_a_file_says_the_file_is_not_a_directory(cli_main, tmp_path):
     (tmp_path / "file").write_text("x")
     target = tmp_path / "file" / "x.json"
-    code, out, err = sc("snapshot", "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"), "-o", str(target))
+    code, out, err = cli_main("snapshot", "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"), "-o", str(target))
     assert (code, out) == (2, "")
     assert err == f"stackcheck: error: {target}: cannot write snapshot: {tmp_path / 'file'} is a file, not a directory\n"
 
@@ -43,10 +42,10 @@ def test_a_python_that_is_not_executable_or_not_python(tmp_path, monkeypatch):
     assert str(err.value) == "nope-not-here: no such interpreter (not a file, and not a name on PATH)"
 
 
-def test_a_text_file_is_not_json_not_a_nul_byte(sc, tmp_path):
+def test_a_text_file_is_not_json_not_a_nul_byte(cli_main, tmp_path):
     path = tmp_path / "run.json"
     path.write_text("INFO 2026-01-02 loading model\n")
-    code, out, err = sc("doctor", "--snapshot", str(path))
+    code, out, err = cli_main("doctor", "--snapshot", str(path))
     assert (code, out) == (2, "")
     assert err == f"stackcheck: error: {path}: not JSON: starts with 'INFO 2026-01-02…', expected a stackcheck snapshot\n"
 
@@ -86,8 +85,8 @@ def test_collect_env_without_locations_or_gpu_lines():
         ("NOPE", "unknown profile ID 'NOPE' in the built-in catalog; see `stackcheck profiles list`"),
     ],
 )
-def test_unknown_profile_messages(sc, asked, message):
-    code, out, err = sc("preflight", "-p", asked, "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"))
+def test_unknown_profile_messages(cli_main, asked, message):
+    code, out, err = cli_main("preflight", "-p", asked, "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"))
     assert (code, out, err) == (2, "", f"stackcheck: error: {message}\n")
 
 

@@ -14,7 +14,6 @@ from stackcheck.environment import load_snapshot
 from stackcheck.memory import architecture
 from stackcheck.memory.estimate import Workload, estimate
 from stackcheck.memory.gpus import GIB, find_gpu
-from tests.core.test_cli_consistency import sc  # noqa: F401  (fixture)
 from tests.factories import SNAPSHOTS
 
 from .conftest import CONFIGS, load_config
@@ -64,34 +63,34 @@ def test_every_recorded_gpu_name_finds_a_gpu_of_its_size():
     assert seen >= 6
 
 
-def test_an_unknown_gpu_name_stays_a_one_line_error(sc):
-    code, out, err = sc("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "NVIDIA RTX 6000 Ada Generation")
+def test_an_unknown_gpu_name_stays_a_one_line_error(cli_main):
+    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "NVIDIA RTX 6000 Ada Generation")
     assert (code, out) == (2, "") and err.startswith("stackcheck: error: --gpu: unknown GPU 'NVIDIA RTX 6000 Ada Generation'; known: T4,")
 
 
-def test_the_cli_takes_the_name_nvidia_smi_prints(sc):
-    code, out, err = sc("memory", "--config", str(CONFIGS / "Qwen2.5-7B.json"), "--gpu", "NVIDIA H200", "--json")
+def test_the_cli_takes_the_name_nvidia_smi_prints(cli_main):
+    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-7B.json"), "--gpu", "NVIDIA H200", "--json")
     assert code == 0, err
     assert json.loads(out)["target"]["gpu"] == "H200"
 
 
-def test_bf16_on_a_gpu_without_native_bf16_says_so(sc):
-    code, out, err = sc("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "Tesla T4")
+def test_bf16_on_a_gpu_without_native_bf16_says_so(cli_main):
+    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "Tesla T4")
     assert code == 0, err
     note = ("note: T4 (compute capability 7.5) has no native bf16 (it needs 8.0, Ampere or newer): "
             "kernels emulate it slowly or refuse it; --dtype fp16 runs natively")
     assert note in out.splitlines()
     assert out.splitlines()[-1].startswith("verdict: FITS T4 14.74 GiB")
-    code, out, err = sc("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "T4", "--dtype", "fp16")
+    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "T4", "--dtype", "fp16")
     assert "bf16" not in out
-    code, out, err = sc("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "A100-80GB", "--dtype", "fp8", "--json")
+    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "A100-80GB", "--dtype", "fp8", "--json")
     assert json.loads(out)["notes"] == [
         "A100-80GB (compute capability 8.0) has no native fp8 (it needs 8.9, Ada/Hopper or newer): "
         "fp8 runs weight-only (upcast per matmul) or not at all"]
 
 
-def _cli_total(sc, argv) -> float:
-    code, out, err = sc("memory", *argv, "--json")
+def _cli_total(cli_main, argv) -> float:
+    code, out, err = cli_main("memory", *argv, "--json")
     assert code in (0, 1), err
     return json.loads(out)["total_gib"]
 
@@ -107,15 +106,15 @@ def _cli_total(sc, argv) -> float:
          [["--offload-optimizer"], ["--mode", "qlora"], ["--gpus", "2", "--zero", "3"]]),  # the optimizer states are
     ],
 )
-def test_does_not_fit_offers_what_would_fit_with_the_same_estimator(sc, argv, expected):
-    code, out, err = sc("memory", *argv, "--json")
+def test_does_not_fit_offers_what_would_fit_with_the_same_estimator(cli_main, argv, expected):
+    code, out, err = cli_main("memory", *argv, "--json")
     assert code == 1, err
     doc = json.loads(out)
     assert [s["options"] for s in doc["suggestions"]] == expected
     for s in doc["suggestions"]:
         assert s["fits"] is True
-        assert _cli_total(sc, [*argv, *s["options"]]) == s["total_gib"], s["options"]
-    code, text, _ = sc("memory", *argv)
+        assert _cli_total(cli_main, [*argv, *s["options"]]) == s["total_gib"], s["options"]
+    code, text, _ = cli_main("memory", *argv)
     lines = text.splitlines()
     at = lines.index("what would fit (each change alone, same estimate):")
     assert lines[at - 1].startswith("verdict: DOES NOT FIT")
@@ -123,15 +122,15 @@ def test_does_not_fit_offers_what_would_fit_with_the_same_estimator(sc, argv, ex
         assert line.startswith(f"  {shlex.join(s['options']):<28}{s['total_gib']:8.2f} GiB")
 
 
-def test_nothing_fits_in_one_step_shows_the_closest(sc):
+def test_nothing_fits_in_one_step_shows_the_closest(cli_main):
     argv = ["--config", str(CONFIGS / "Mixtral-8x7B-v0.1.json"), "--mode", "train", "--gpu", "T4"]
-    code, out, err = sc("memory", *argv, "--json")
+    code, out, err = cli_main("memory", *argv, "--json")
     doc = json.loads(out)
     assert code == 1 and doc["suggestions"] and not any(s["fits"] for s in doc["suggestions"])
     assert len(doc["suggestions"]) == 3
     heads = [s["headroom_gib"] for s in doc["suggestions"]]
     assert heads == sorted(heads, reverse=True)
-    code, text, _ = sc("memory", *argv)
+    code, text, _ = cli_main("memory", *argv)
     assert "no single change fits; the closest (same estimate):" in text.splitlines()
 
 
@@ -142,12 +141,12 @@ def test_a_fitting_estimate_has_no_suggestions():
     assert e.verdict == "fits" and e.suggestions == []
 
 
-def test_readable_labels(sc):
-    code, out, err = sc("memory", "--config", str(CONFIGS / "Llama-3.1-8B.json"))
+def test_readable_labels(cli_main):
+    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Llama-3.1-8B.json"))
     assert code == 0, err
     assert "cross-check" not in out and " gib" not in out and "1 sequences" not in out
     assert "  rule of thumb, 1.2 × weights (EleutherAI, inference): 17.95 GiB" in out.splitlines()
     assert "  weights if every parameter were bf16: 14.96 GiB" in out.splitlines()
     assert "131,072 B/token × 4,096 tokens × 1 sequence" in out
-    e = msgspec.json.decode(sc("memory", "--config", str(CONFIGS / "Llama-3.1-8B.json"), "--json")[1])
+    e = msgspec.json.decode(cli_main("memory", "--config", str(CONFIGS / "Llama-3.1-8B.json"), "--json")[1])
     assert set(e["cross_checks"]) == {"eleutherai_inference_1.2x_weights_gib", "weights_bf16_all_params_gib"}  # JSON keys stay

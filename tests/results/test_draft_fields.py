@@ -14,10 +14,18 @@ import pytest
 
 from stackcheck.results.contract import Draft, missing_fields, required_fields
 from tests.results.conftest import full_draft
-from tests.results.test_cli import sc, snap, write  # noqa: F401  (fixture)
+from tests.results.test_cli import snap, write
 
 NEEDS = "a result draft needs topic, run_label, model.id, backend.name, workload.kind, profile"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "results.md"
+
+
+@pytest.fixture
+def sc(cli_main, tmp_path, registry_file, monkeypatch):
+    """sc("record", FILE, ...) → (exit code, stdout, stderr), with a throwaway ledger."""
+    monkeypatch.chdir(tmp_path)
+    extra = ["--ledger-dir", str(tmp_path / "ledger")]
+    return lambda *args: cli_main("results", *args, *extra, *(["--registry", str(registry_file)] if args[0] == "record" else []))
 
 
 def test_required_fields_come_from_the_contract():

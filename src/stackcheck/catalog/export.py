@@ -24,6 +24,11 @@ def export_registry(catalog, profile_ids: list[str]) -> dict:
     profiles = []
     for pid in profile_ids:
         entry = msgspec.to_builtins(catalog.get(pid))
-        profiles.append({k: v for k, v in entry.items()
-                         if k == "id" or (k not in _RESOLVER_FIELDS and v != defaults.get(k))})
+        profiles.append(
+            {
+                k: v
+                for k, v in entry.items()
+                if k == "id" or (k not in _RESOLVER_FIELDS and v != defaults.get(k))
+            }
+        )
     return {"schema_version": PROFILE_SCHEMA_VERSION, "include_builtin": True, "profiles": profiles}

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "memory": ("memory:memory", "Estimate model memory: weights, KV cache, activations, optimizer."),
     "kernel": ("kernel:kernel", "Register and check Jupyter kernels for this environment."),
     "schema": ("schema:schema", "Print or write the JSON Schemas of the contracts."),
+    "completion": ("completion:completion", "Print the shell completion script (bash, zsh, fish)."),
 }
 
 
@@ -61,7 +62,10 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, "-V", "--version", prog_name="stackcheck")
-def cli() -> None:
+@click.option("--no-color", is_flag=True,
+              help="No colour in the output (also NO_COLOR=1; FORCE_COLOR=1 colours even when piped).")
+@click.pass_context
+def cli(ctx: click.Context, no_color: bool) -> None:
     """stackcheck keeps ML/LLM experiment environments honest.
 
     \b
@@ -73,7 +77,12 @@ def cli() -> None:
 
     Exit codes: 0 ok (also with warnings), 1 blocked / invalid / refused
     (--strict: warnings too), 2 usage error or unreadable input.
+
+    Shell completion: eval "$(stackcheck completion bash)" (zsh, fish alike).
     """
+    from stackcheck.cli.common import NO_COLOR_KEY
+
+    ctx.meta[NO_COLOR_KEY] = no_color
 
 
 def _shield_from_pythonpath() -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -76,6 +77,31 @@ def finish(code: int) -> None:
     ctx.exit(code)
 
 
+def use_color() -> bool:
+    """Whether human output gets colour: never with ``--no-color`` or a non-empty NO_COLOR;
+    with a non-empty FORCE_COLOR even when stdout is not a terminal; else when it is one.
+    (Machine output — JSON, Markdown — is never painted: its callers do not ask.)"""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().meta.get(NO_COLOR_KEY):
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+NO_COLOR_KEY = "stackcheck.no_color"  # set on the root context by `stackcheck --no-color`
+
+
+def echo_text(text: str, painted: bool) -> None:
+    """Human text on stdout; ``painted`` text keeps its colour (click would strip it off a terminal)."""
+    click.echo(text, nl=False, color=True if painted else None)
+
+
 def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bool = False) -> None:
     """Print a judging command's Report: JSON, a Markdown table, or the readable text."""
     if as_json:
@@ -83,8 +109,11 @@ def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bo
         return
     from stackcheck.render.text import report_markdown, report_text
 
-    text = report_markdown(report) if as_markdown else report_text(report, verbose=verbose)
-    click.echo(text, nl=False)
+    if as_markdown:
+        click.echo(report_markdown(report), nl=False)
+        return
+    color = use_color()
+    echo_text(report_text(report, verbose=verbose, color=color), color)
 
 
 def split_ids(values: tuple[str, ...]) -> list[str]:

@@ -135,7 +135,9 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
     if as_json:
         emit_json(result)
     else:
+        from stackcheck.cli.common import echo_text, use_color
         from stackcheck.memory.render import estimate_text
 
-        click.echo(estimate_text(result), nl=False)
+        color = use_color()
+        echo_text(estimate_text(result, color=color), color)
     finish(1 if result.verdict == "does-not-fit" else 0)

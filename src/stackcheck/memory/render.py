@@ -8,13 +8,14 @@ import shlex
 
 from stackcheck.memory.estimate import Estimate
 from stackcheck.memory.gpus import GIB
+from stackcheck.render.color import paint
 
 
 def _gib(n: float) -> str:
     return f"{n / GIB:8.2f} GiB"
 
 
-def estimate_text(e: Estimate) -> str:
+def estimate_text(e: Estimate, *, color: bool = False) -> str:
     m, p, w = e.model, e.parameters, e.workload
     moe = f", MoE {m['experts']} experts, {m['experts_per_token']} per token" if m["experts"] else ""
     out = [
@@ -58,14 +59,16 @@ def estimate_text(e: Estimate) -> str:
         target = f"{t['gpu'] + ' ' if t.get('gpu') else ''}{t['memory_gib']} GiB" + (f" × {t['gpus']}" if t["gpus"] > 1 else "")
         if "usable_gib" in t:
             target += f", {t['usable_gib']} GiB usable at utilization {t['utilization']:g}"
-        word = "FITS" if e.verdict == "fits" else "DOES NOT FIT"
+        word = paint("FITS" if e.verdict == "fits" else "DOES NOT FIT", e.verdict, color)
         out.append(f"verdict: {word} {target} (headroom {e.headroom_gib:+.2f} GiB)")
     if e.suggestions:
         fitting = any(s.fits for s in e.suggestions)
         out.append("what would fit (each change alone, same estimate):" if fitting
                    else "no single change fits; the closest (same estimate):")
         for s in e.suggestions:
-            out.append(f"  {shlex.join(s.options):<28}{s.total_gib:8.2f} GiB  headroom {s.headroom_gib:+.2f} GiB  {s.change}")
+            out.append(
+                f"  {shlex.join(s.options):<28}{s.total_gib:8.2f} GiB  headroom {s.headroom_gib:+.2f} GiB  {s.change}"
+            )
     return "\n".join(out) + "\n"
 
 

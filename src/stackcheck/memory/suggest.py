@@ -31,8 +31,15 @@ def suggestions(a: Architecture, p: ParamCount, w: Workload) -> list[Suggestion]
     found = []
     for options, change, changes in _candidates(w, judged):
         e = judged(changes)
-        found.append(Suggestion(options=options, change=change, total_gib=e.total_gib,
-                                headroom_gib=e.headroom_gib or 0.0, fits=e.verdict == "fits"))
+        found.append(
+            Suggestion(
+                options=options,
+                change=change,
+                total_gib=e.total_gib,
+                headroom_gib=e.headroom_gib or 0.0,
+                fits=e.verdict == "fits",
+            )
+        )
     fitting = [s for s in found if s.fits]
     return fitting or sorted(found, key=lambda s: -s.headroom_gib)[:CLOSEST]
 
@@ -50,8 +57,15 @@ def _candidates(w: Workload, judged: Callable[[dict], Estimate]) -> Iterator[tup
             yield ["--kv-dtype", "fp8"], "an fp8 KV cache (half of a 16-bit one)", {"kv_dtype": "fp8"}
         if (n := _largest(MIN_CONTEXT, seq - 1, lambda s: fits({"seq_len": s}))) is not None:
             yield ["--seq-len", str(n)], f"the longest context that fits: {n:,} tokens", {"seq_len": n}
-        if w.concurrency > 1 and (n := _largest(1, w.concurrency - 1, lambda c: fits({"concurrency": c}))) is not None:
-            yield ["--concurrency", str(n)], f"{n} concurrent sequence{'s' if n > 1 else ''}", {"concurrency": n}
+        if (
+            w.concurrency > 1
+            and (n := _largest(1, w.concurrency - 1, lambda c: fits({"concurrency": c}))) is not None
+        ):
+            yield (
+                ["--concurrency", str(n)],
+                f"{n} concurrent sequence{'s' if n > 1 else ''}",
+                {"concurrency": n},
+            )
         if w.batch > 1 and (n := _largest(1, w.batch - 1, lambda b: fits({"batch": b}))) is not None:
             yield ["--batch", str(n)], f"a batch of {n}", {"batch": n}
         gpus = next((n for n in MORE_GPUS if n > w.gpus and fits({"gpus": n})), None)
@@ -59,25 +73,38 @@ def _candidates(w: Workload, judged: Callable[[dict], Estimate]) -> Iterator[tup
             yield ["--gpus", str(gpus)], f"tensor parallel over {gpus} GPUs", {"gpus": gpus}
         return
     if not w.gradient_checkpointing:
-        yield ["--gradient-checkpointing"], "recompute activations in the backward pass", {"gradient_checkpointing": True}
+        yield (
+            ["--gradient-checkpointing"],
+            "recompute activations in the backward pass",
+            {"gradient_checkpointing": True},
+        )
     if w.gpus > 1:
         zero = next((z for z in range(w.zero + 1, 4) if fits({"zero": z})), None)
         if zero is not None:
             yield ["--zero", str(zero)], f"ZeRO stage {zero} over the {w.gpus} GPUs", {"zero": zero}
     if not w.offload_optimizer:
-        yield ["--offload-optimizer"], "optimizer states (and fp32 master weights) in CPU RAM (ZeRO-Offload)", {
-            "offload_optimizer": True}
+        yield (
+            ["--offload-optimizer"],
+            "optimizer states (and fp32 master weights) in CPU RAM (ZeRO-Offload)",
+            {"offload_optimizer": True},
+        )
     if w.mode in ("train", "lora"):
-        yield ["--mode", "qlora"], "QLoRA: LoRA adapters on a 4-bit (NF4) base, a different recipe", {
-            "mode": "qlora", "quant": None}
+        yield (
+            ["--mode", "qlora"],
+            "QLoRA: LoRA adapters on a 4-bit (NF4) base, a different recipe",
+            {"mode": "qlora", "quant": None},
+        )
     if (n := _largest(MIN_CONTEXT, seq - 1, lambda s: fits({"seq_len": s}))) is not None:
         yield ["--seq-len", str(n)], f"the longest context that fits: {n:,} tokens", {"seq_len": n}
     if w.batch > 1 and (n := _largest(1, w.batch - 1, lambda b: fits({"batch": b}))) is not None:
         yield ["--batch", str(n)], f"a micro-batch of {n} per GPU", {"batch": n}
     gpus = next((n for n in MORE_GPUS if n > w.gpus and fits({"gpus": n, "zero": 3})), None)
     if gpus and w.zero < 3:
-        yield ["--gpus", str(gpus), "--zero", "3"], f"ZeRO-3 over {gpus} GPUs (weights, gradients, states sharded)", {
-            "gpus": gpus, "zero": 3}
+        yield (
+            ["--gpus", str(gpus), "--zero", "3"],
+            f"ZeRO-3 over {gpus} GPUs (weights, gradients, states sharded)",
+            {"gpus": gpus, "zero": 3},
+        )
     elif gpus:
         yield ["--gpus", str(gpus)], f"ZeRO-3 over {gpus} GPUs", {"gpus": gpus}
 

@@ -1,4 +1,5 @@
-"""Human-readable report output: readable without colour, widest facts last."""
+"""Human-readable report output: readable without colour (painted verdict words only when
+asked), widest facts last."""
 
 from __future__ import annotations
 
@@ -6,19 +7,23 @@ from collections import Counter
 
 from stackcheck.identifiers import printable
 from stackcheck.models.finding import Report, by_severity_then_cause, fixable
+from stackcheck.render.color import paint
 
 MARK = {"ok": "ok     ", "warning": "WARNING", "blocked": "BLOCKED", "skipped": "skipped"}
 
 
-def report_text(report: Report, *, verbose: bool = False) -> str:
+def report_text(report: Report, *, verbose: bool = False, color: bool = False) -> str:
     """Non-ok checks in full (observed / expected / fix); ok and skipped ones as one line each
-    (only with ``verbose``); then a summary line."""
+    (only with ``verbose``); then a summary line. ``color`` paints the verdict words."""
     lines: list[str] = []
+    words: dict[int, tuple[int, int, str]] = {}  # line → (start, end, verdict) of its verdict word
     head = f"{report.kind}"
     if report.profile:
         head += f" {report.profile}"
     env = report.environment.get("python") or ""
     lines.append(f"{head}: {report.verdict.upper()}" + (f"  ({env})" if env else ""))
+    start = len(printable(f"{head}: "))
+    words[0] = (start, start + len(report.verdict), report.verdict)
     for c in by_severity_then_cause(report.checks):
         if c.verdict in ("ok", "skipped") and not verbose:
             continue
@@ -27,8 +32,10 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
             label += f"  ({_follows(c)})"
         if c.verdict == "ok":  # one line: what was seen, when it is short enough to help
             seen = f" — {c.observed}" if c.observed and len(c.observed) <= 70 else ""
+            words[len(lines)] = (2, 2 + len(MARK[c.verdict]), c.verdict)
             lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}{seen}")
             continue
+        words[len(lines)] = (2, 2 + len(MARK[c.verdict]), c.verdict)
         lines.append(f"  {MARK[c.verdict]} {c.id:<7} {label}")
         if c.verdict == "skipped":
             if c.reason:
@@ -47,8 +54,12 @@ def report_text(report: Report, *, verbose: bool = False) -> str:
         lines.append(("  fix all:  " if n == 0 else " " * 12) + cmd)
     # every fact may come from a recorded snapshot or a scanned file: one line each, no
     # escape sequence reaches the terminal (a command in a fix stays quoted: only control
-    # characters change, to their visible escapes)
-    return "\n".join(printable(line) for line in lines) + "\n"
+    # characters change, to their visible escapes); colour comes after, from us only
+    shown = [printable(line) for line in lines]
+    if color:
+        for i, (a, b, verdict) in words.items():
+            shown[i] = shown[i][:a] + paint(shown[i][a:b], verdict) + shown[i][b:]
+    return "\n".join(shown) + "\n"
 
 
 def _follows(c) -> str:
@@ -73,5 +84,12 @@ def report_markdown(report: Report) -> str:
         )
     commands = fix_all(report)
     if commands:
-        out += ["", "**Fix all** (one command per package index):", "", "```sh", *map(printable, commands), "```"]
+        out += [
+            "",
+            "**Fix all** (one command per package index):",
+            "",
+            "```sh",
+            *map(printable, commands),
+            "```",
+        ]
     return "\n".join(out) + "\n"
