@@ -86,7 +86,8 @@ def decode_json(data: bytes, model: type[T], source: str, what: str) -> T:
             raise InputError(f"{source}: truncated JSON, expected a complete {what}") from None
         if (start := _text_start(data, msg)) is not None:  # a log or a note, not JSON at all
             raise InputError(f"{source}: not JSON: starts with {start!r}, expected {_a(what)}") from None
-        raise InputError(f"{source}: {_line_of(data, msg)}malformed JSON ({msg}), expected {_a(what)}") from None
+        where = _line_of(data, msg)
+        raise InputError(f"{source}: {where}malformed JSON ({msg}), expected {_a(what)}") from None
 
 
 def _text_start(data: bytes, message: str) -> str | None:

@@ -20,13 +20,16 @@ BUILTIN = load_catalog(None)
 def test_show_json_does_not_paste_into_a_registry_and_says_how_to_export(cli_main, tmp_path):
     code, out, err = cli_main("profiles", "show", "TRAIN-CPU", "--json")
     assert code == 0
-    assert err == ("stackcheck: note: this is the resolved profile (`layers` is filled by the resolver); "
-                   "`stackcheck profiles export TRAIN-CPU` writes an entry a registry accepts\n")
+    assert err == (
+        "stackcheck: note: this is the resolved profile (`layers` is filled by the resolver); "
+        "`stackcheck profiles export TRAIN-CPU` writes an entry a registry accepts\n"
+    )
     pasted = tmp_path / "pasted.json"
     pasted.write_text(json.dumps({"profiles": [json.loads(out)]}))
     assert [str(p) for p in validate(str(pasted))] == [
         f"{pasted}: TRAIN-CPU.layers: filled by the resolver, not written by hand "
-        "(`stackcheck profiles export TRAIN-CPU` writes an entry a registry accepts)"]
+        "(`stackcheck profiles export TRAIN-CPU` writes an entry a registry accepts)"
+    ]
     assert cli_main("profiles", "show", "TRAIN-CPU", "--raw", "--json")[2] == ""  # as written: no note
 
 
@@ -39,8 +42,16 @@ def test_export_writes_a_registry_that_resolves_the_same(cli_main, tmp_path):
     assert doc["include_builtin"] is True and [p["id"] for p in doc["profiles"]] == ["TRAIN-CPU"]
     assert "layers" not in doc["profiles"][0] and "extends" not in doc["profiles"][0]
     assert cli_main("profiles", "validate", str(target)) == (0, f"{target}: valid\n", "")
-    code, out, err = cli_main("preflight", "-p", "TRAIN-CPU", "--registry", str(target), "--snapshot",
-                        str(SNAPSHOTS / "cpu-laptop.json"), "--json")
+    code, out, err = cli_main(
+        "preflight",
+        "-p",
+        "TRAIN-CPU",
+        "--registry",
+        str(target),
+        "--snapshot",
+        str(SNAPSHOTS / "cpu-laptop.json"),
+        "--json",
+    )
     assert code == 0, err
     report = json.loads(out)
     assert report["environment"]["registry"] == str(target)

@@ -31,21 +31,30 @@ def test_an_unknown_skip_is_a_one_line_error(cli_main, skip, message):
 
 
 def test_known_ids_and_prefixes_are_accepted_in_any_case(cli_main):
-    code, out, err = cli_main("doctor", "--snapshot", LAPTOP, "--skip", "gpu,Cuda", "--skip", "iso001", "--json")
+    code, out, err = cli_main(
+        "doctor", "--snapshot", LAPTOP, "--skip", "gpu,Cuda", "--skip", "iso001", "--json"
+    )
     assert code == 0, err
     skipped = {c["id"] for c in json.loads(out)["checks"] if c["reason"] == "skipped by --skip"}
     assert skipped >= {"ISO001", "CUDA002", "CUDA003", "GPU004"} and "ISO002" not in skipped
 
 
 # ---------------------------------------------------------------- item 12: --json with --markdown
-@pytest.mark.parametrize("argv", [
-    ("preflight", "-p", "BASE-CPU", "--snapshot", LAPTOP),
-    ("doctor", "--snapshot", LAPTOP),
-    ("explain", "PKG001"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("preflight", "-p", "BASE-CPU", "--snapshot", LAPTOP),
+        ("doctor", "--snapshot", LAPTOP),
+        ("explain", "PKG001"),
+    ],
+)
 def test_json_and_markdown_are_mutually_exclusive(cli_main, argv):
     code, out, err = cli_main(*argv, "--json", "--markdown")
-    assert (code, out, err) == (2, "", "stackcheck: error: --json and --markdown cannot be combined: choose one output\n")
+    assert (code, out, err) == (
+        2,
+        "",
+        "stackcheck: error: --json and --markdown cannot be combined: choose one output\n",
+    )
 
 
 # ---------------------------------------------------------------- item 12: '-' reads stdin

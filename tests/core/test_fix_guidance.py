@@ -53,7 +53,9 @@ def test_no_gpu_is_the_cause_and_the_cuda_build_its_consequence():
     md = report_markdown(report)
     rows = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert rows[0].startswith("| GPU001 GPU count | blocked |")
-    assert rows[1].startswith("| CUDA001 torch CUDA build matches the profile | blocked (follows from GPU001) |")
+    assert rows[1].startswith(
+        "| CUDA001 torch CUDA build matches the profile | blocked (follows from GPU001) |"
+    )
     assert [r.split(" | ")[1].split()[0] for r in rows] == sorted(
         (r.split(" | ")[1].split()[0] for r in rows), key=["blocked", "warning", "ok", "skipped"].index
     )
@@ -61,7 +63,9 @@ def test_no_gpu_is_the_cause_and_the_cuda_build_its_consequence():
     assert report.fix_all == []
     data = json.loads(msgspec.json.encode(report))
     assert {c["id"]: c["consequence_of"] for c in data["checks"] if c["verdict"] == "blocked"} == {
-        "GPU001": None, "CUDA001": "GPU001"}
+        "GPU001": None,
+        "CUDA001": "GPU001",
+    }
 
 
 def test_a_cpu_only_hosted_platform_explains_the_missing_gpu():
@@ -89,7 +93,9 @@ def test_a_missing_module_whose_distribution_pkg001_reports_is_not_fixed_twice()
 
 def test_fix_all_puts_the_torch_index_line_first_and_merges_requirements():
     # accelerate depends on torch: installed first from PyPI it would pull the CUDA build
-    profile = make_profile(requirements=["torch>=2.6,<3", "accelerate>=1.3", "numpy<2"], constraints=["numpy>=1.26,!=2.1.0"])
+    profile = make_profile(
+        requirements=["torch>=2.6,<3", "accelerate>=1.3", "numpy<2"], constraints=["numpy>=1.26,!=2.1.0"]
+    )
     snap = make_snapshot(dist("numpy", "2.1.0", top_level=["numpy"]))
     report = judge(snap, command="preflight", profile=profile)
     assert report.fix_all == [
@@ -97,12 +103,11 @@ def test_fix_all_puts_the_torch_index_line_first_and_merges_requirements():
         f"{PIP} 'accelerate>=1.3' 'numpy<2,>=1.26'",
     ]
     text = report_text(report)
-    assert text.endswith(
-        f"  fix all:  {report.fix_all[0]}\n"
-        f"            {report.fix_all[1]}\n"
-    )
+    assert text.endswith(f"  fix all:  {report.fix_all[0]}\n            {report.fix_all[1]}\n")
     md = report_markdown(report)
-    assert md.endswith("\n**Fix all** (one command per package index):\n\n```sh\n" + "\n".join(report.fix_all) + "\n```\n")
+    assert md.endswith(
+        "\n**Fix all** (one command per package index):\n\n```sh\n" + "\n".join(report.fix_all) + "\n```\n"
+    )
     data = json.loads(msgspec.json.encode(report))
     assert data["fix_all"] == report.fix_all
 
@@ -115,9 +120,16 @@ def test_a_single_fix_is_not_repeated_as_fix_all_in_text():
 
 
 def test_a_gpu_profile_torch_fix_keeps_its_cuda_index_on_its_own_line():
-    profile = make_profile(requirements=["torch>=2.6", "requests>=2"], gpu=msgspec.to_builtins(GpuRequirement(min_count=1, torch_cuda=">=12.6")))
-    snap = make_snapshot(gpus=[("NVIDIA H100 80GB HBM3", "9.0", 79.6)], driver="580.82.07", driver_cuda="13.0",
-                         torch="2.8.0+cpu")
+    profile = make_profile(
+        requirements=["torch>=2.6", "requests>=2"],
+        gpu=msgspec.to_builtins(GpuRequirement(min_count=1, torch_cuda=">=12.6")),
+    )
+    snap = make_snapshot(
+        gpus=[("NVIDIA H100 80GB HBM3", "9.0", 79.6)],
+        driver="580.82.07",
+        driver_cuda="13.0",
+        torch="2.8.0+cpu",
+    )
     report = judge(snap, command="preflight", profile=profile)
     assert [c.id for c in report.checks if c.verdict == "blocked"] == ["CUDA001", "CUDA003", "PKG001"]
     # CUDA001 and CUDA003 give the same install: it appears once
@@ -129,8 +141,17 @@ def test_a_gpu_profile_torch_fix_keeps_its_cuda_index_on_its_own_line():
 
 def test_too_few_gpus_do_not_explain_the_torch_build():
     profile = make_profile(gpu={"min_count": 2, "torch_cuda": "==12.6"})
-    snap = make_snapshot(gpus=[("NVIDIA H100 80GB HBM3", "9.0", 79.6)], driver="580.82.07", driver_cuda="13.0",
-                         torch="2.8.0+cu128", torch_cuda="12.8")
+    snap = make_snapshot(
+        gpus=[("NVIDIA H100 80GB HBM3", "9.0", 79.6)],
+        driver="580.82.07",
+        driver_cuda="13.0",
+        torch="2.8.0+cu128",
+        torch_cuda="12.8",
+    )
     report = judge(snap, command="preflight", profile=profile)
-    bad = [(c.id, c.category, c.consequence_of) for c in by_severity_then_cause(report.checks) if c.verdict == "blocked"]
+    bad = [
+        (c.id, c.category, c.consequence_of)
+        for c in by_severity_then_cause(report.checks)
+        if c.verdict == "blocked"
+    ]
     assert bad == [("CUDA001", None, None), ("GPU001", None, None)]

@@ -22,7 +22,11 @@ def test_output_under_a_file_says_the_file_is_not_a_directory(cli_main, tmp_path
     target = tmp_path / "file" / "x.json"
     code, out, err = cli_main("snapshot", "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"), "-o", str(target))
     assert (code, out) == (2, "")
-    assert err == f"stackcheck: error: {target}: cannot write snapshot: {tmp_path / 'file'} is a file, not a directory\n"
+    assert (
+        err
+        == f"stackcheck: error: {target}: cannot write snapshot: "
+        f"{tmp_path / 'file'} is a file, not a directory\n"
+    )
 
 
 def test_a_python_that_is_not_executable_or_not_python(tmp_path, monkeypatch):
@@ -32,7 +36,10 @@ def test_a_python_that_is_not_executable_or_not_python(tmp_path, monkeypatch):
     (tmp_path / "some.bin").write_bytes(b"\x7fELF\x00garbage")
     with pytest.raises(InputError) as err:
         gather_foreign("some.bin")
-    assert str(err.value) == "some.bin: not executable (expected a Python interpreter, a venv, or a name on PATH)"
+    assert (
+        str(err.value)
+        == "some.bin: not executable (expected a Python interpreter, a venv, or a name on PATH)"
+    )
     os.chmod(tmp_path / "some.bin", stat.S_IRWXU)
     with pytest.raises(InputError) as err:
         gather_foreign("some.bin")
@@ -47,7 +54,11 @@ def test_a_text_file_is_not_json_not_a_nul_byte(cli_main, tmp_path):
     path.write_text("INFO 2026-01-02 loading model\n")
     code, out, err = cli_main("doctor", "--snapshot", str(path))
     assert (code, out) == (2, "")
-    assert err == f"stackcheck: error: {path}: not JSON: starts with 'INFO 2026-01-02…', expected a stackcheck snapshot\n"
+    assert (
+        err
+        == f"stackcheck: error: {path}: not JSON: starts with 'INFO 2026-01-02…', "
+        "expected a stackcheck snapshot\n"
+    )
 
 
 def test_articles_follow_the_noun(tmp_path):
@@ -62,12 +73,15 @@ def test_articles_follow_the_noun(tmp_path):
 def test_collect_env_without_locations_or_gpu_lines():
     snap = load_collect_env(DRIVER_470)
     report = judge(snap, command="preflight", profile=load_catalog(None).get("TRAIN-CUDA-MECHANISM"))
-    by = {c.id: c for c in report.checks if c.verdict in ("warning", "blocked") and c.subject in (None, "torch")}
+    by = {
+        c.id: c for c in report.checks if c.verdict in ("warning", "blocked") and c.subject in (None, "torch")
+    }
     assert by["PKG001"].observed == "torch 2.1.0+cu121"  # not "(in )": a paste has no locations
     gpu = by["GPU001"]
     assert gpu.verdict == "warning" and gpu.category == "gpu-list-unknown"
     assert gpu.observed == (  # the paste is cut off: the driver is known from torch's warning only
-        "the GPU list is unknown: a driver for CUDA 11.4 is installed, but the collect_env output lists no GPU "
+        "the GPU list is unknown: a driver for CUDA 11.4 is installed, "
+        "but the collect_env output lists no GPU "
         "(no 'GPU models and configuration' line)"
     )
     assert "no NVIDIA GPU found" not in "".join(c.observed for c in report.checks)
@@ -81,7 +95,10 @@ def test_collect_env_without_locations_or_gpu_lines():
     ("asked", "message"),
     [
         ("train-cpu", "unknown profile ID 'train-cpu' in the built-in catalog; did you mean TRAIN-CPU?"),
-        ("TRAIN-GPU", "unknown profile ID 'TRAIN-GPU' in the built-in catalog; did you mean TRAIN-CPU, PT-CPU?"),
+        (
+            "TRAIN-GPU",
+            "unknown profile ID 'TRAIN-GPU' in the built-in catalog; did you mean TRAIN-CPU, PT-CPU?",
+        ),
         ("NOPE", "unknown profile ID 'NOPE' in the built-in catalog; see `stackcheck profiles list`"),
     ],
 )
@@ -102,15 +119,25 @@ def test_collect_env_with_a_driver_but_gpus_not_collected():
     from stackcheck.importers.collect_env import parse_collect_env
 
     text = (DATA / "collect_env" / "torch13-conda-t4.txt").read_text()
-    snap = parse_collect_env(text.replace("GPU models and configuration: GPU 0: Tesla T4",
-                                          "GPU models and configuration: Could not collect"))
+    snap = parse_collect_env(
+        text.replace(
+            "GPU models and configuration: GPU 0: Tesla T4", "GPU models and configuration: Could not collect"
+        )
+    )
     report = judge(snap, command="preflight", profile=load_catalog(None).get("TRAIN-CUDA-MECHANISM"))
     (gpu,) = [c for c in report.checks if c.id == "GPU001"]
-    assert (gpu.verdict, gpu.observed) == ("warning", (
-        "the GPU list is unknown: NVIDIA driver 410.104 is installed, but the collect_env output lists no GPU "
-        "(GPU models and configuration: Could not collect)"))
-    assert gpu.fix == ("list the GPUs on that machine (`nvidia-smi -L`); a snapshot taken there records them: "
-                       "`stackcheck snapshot --json -o env.json`")
+    assert (gpu.verdict, gpu.observed) == (
+        "warning",
+        (
+            "the GPU list is unknown: NVIDIA driver 410.104 is installed, "
+            "but the collect_env output lists no GPU "
+            "(GPU models and configuration: Could not collect)"
+        ),
+    )
+    assert gpu.fix == (
+        "list the GPUs on that machine (`nvidia-smi -L`); a snapshot taken there records them: "
+        "`stackcheck snapshot --json -o env.json`"
+    )
 
 
 def test_a_live_driver_whose_gpus_cannot_be_read_is_not_no_gpu():
@@ -120,6 +147,9 @@ def test_a_live_driver_whose_gpus_cannot_be_read_is_not_no_gpu():
     acc = snap.accelerators
     acc.status, acc.vendor, acc.driver_version, acc.looked_for = "ok", "nvidia", "550.54.15", []
     acc.error = "NVML: driver/library mismatch: the loaded kernel module and libnvidia-ml differ"
-    (gpu,) = [c for c in judge(snap, command="preflight", profile=make_profile(gpu={"min_count": 1})).checks
-              if c.id == "GPU001"]
+    (gpu,) = [
+        c
+        for c in judge(snap, command="preflight", profile=make_profile(gpu={"min_count": 1})).checks
+        if c.id == "GPU001"
+    ]
     assert (gpu.verdict, gpu.observed) == ("blocked", f"GPU facts could not be gathered: {acc.error}")

@@ -32,7 +32,10 @@ def test_verdict_words_are_painted_only_when_asked():
     plain = report_text(report, verbose=True)
     assert "\x1b[" not in plain
     painted = report_text(report, verbose=True, color=True)
-    assert painted.splitlines()[0] == f"preflight TEST-PROFILE: {RED}BLOCKED{RESET}  ({report.environment['python']})"
+    assert (
+        painted.splitlines()[0]
+        == f"preflight TEST-PROFILE: {RED}BLOCKED{RESET}  ({report.environment['python']})"
+    )
     assert f"  {RED}BLOCKED{RESET} GPU001  GPU count" in painted.splitlines()
     assert any(line.startswith(f"  {GREEN}ok     {RESET} ") for line in painted.splitlines())
     assert any(line.startswith(f"  {DIM}skipped{RESET} ") for line in painted.splitlines())
@@ -68,8 +71,11 @@ PREFLIGHT = ("preflight", "-p", "TRAIN-CUDA-MECHANISM", "--snapshot", LAPTOP)
         (("--no-color", *PREFLIGHT), {"FORCE_COLOR": "1"}, False),
         ((*PREFLIGHT, "--json"), {"FORCE_COLOR": "1"}, False),
         ((*PREFLIGHT, "--markdown"), {"FORCE_COLOR": "1"}, False),
-        (("memory", "--config", str(SNAPSHOTS.parent / "configs" / "Qwen2.5-0.5B.json"), "--gpu", "H100"),
-         {"FORCE_COLOR": "1"}, True),
+        (
+            ("memory", "--config", str(SNAPSHOTS.parent / "configs" / "Qwen2.5-0.5B.json"), "--gpu", "H100"),
+            {"FORCE_COLOR": "1"},
+            True,
+        ),
     ],
 )
 def test_colour_decision(sc, argv, env, painted):
@@ -83,8 +89,13 @@ def test_a_terminal_gets_colour_unless_no_color():
 
     def on_a_terminal(*args, env):
         leader, follower = pty.openpty()
-        done = subprocess.run([sys.executable, "-m", "stackcheck", *args], stdout=follower, stderr=subprocess.PIPE,
-                              env={**base, **env}, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "stackcheck", *args],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env={**base, **env},
+            timeout=120,
+        )
         os.close(follower)
         data = b""
         while True:
@@ -148,13 +159,17 @@ def test_reading_counts_bytes_through_readline():
     p.started = 0.0
     stream = reading(io.BytesIO(b"one\ntwo\nthree\n"), p)
     assert [stream.readline(4096) for _ in range(4)] == [b"one\n", b"two\n", b"three\n", b""]
-    assert p.done == 14 and term.getvalue().startswith("\rreading: 4 B")  # first read, then every 256 KiB and at the end
+    assert p.done == 14 and term.getvalue().startswith(
+        "\rreading: 4 B"
+    )  # first read, then every 256 KiB and at the end
 
 
 def test_ticking_reports_elapsed_time_from_a_thread():
     term, calls = FakeTerminal(), iter([0.0])
     clock = lambda: next(calls, 3.0)  # noqa: E731  (started at 0, every later reading at 3 s)
-    with ticking("snapshot: importing torch in a child process", stream=term, clock=clock, delay=0.0, interval=0.01) as t:
+    with ticking(
+        "snapshot: importing torch in a child process", stream=term, clock=clock, delay=0.0, interval=0.01
+    ) as t:
         assert t.wait_for_first_write(timeout=30)
     assert "\rsnapshot: importing torch in a child process… 3 s\x1b[K" in term.getvalue()
     assert term.getvalue().endswith("\r\x1b[K")
@@ -168,11 +183,20 @@ def test_completion_prints_clicks_script(sc, shell):
 
 
 def test_completion_completes_commands_and_options():
-    env = {**os.environ, "_STACKCHECK_COMPLETE": "bash_complete", "COMP_WORDS": "stackcheck pre", "COMP_CWORD": "1"}
-    done = subprocess.run([sys.executable, "-m", "stackcheck"], capture_output=True, text=True, env=env, timeout=120)
+    env = {
+        **os.environ,
+        "_STACKCHECK_COMPLETE": "bash_complete",
+        "COMP_WORDS": "stackcheck pre",
+        "COMP_CWORD": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "stackcheck"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert done.stdout.split() == ["plain,preflight"]
     env.update(COMP_WORDS="stackcheck preflight --pro", COMP_CWORD="2")
-    done = subprocess.run([sys.executable, "-m", "stackcheck"], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "stackcheck"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert done.stdout.split() == ["plain,--profile"]
 
 
@@ -188,7 +212,10 @@ def test_triage_shows_progress_on_a_terminal_unless_json(sc, monkeypatch, tmp_pa
 
     monkeypatch.setattr(progress, "Progress", Immediate)
     log = tmp_path / "ci.log"
-    log.write_text("step 1\n" * 1000 + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    log.write_text(
+        "step 1\n" * 1000
+        + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    )
     code, out, err = sc("triage", str(log), "--no-env", *(["--json"] if as_json else []))
     assert code == 0, err
     shown = term.getvalue()

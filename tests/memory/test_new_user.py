@@ -64,12 +64,18 @@ def test_every_recorded_gpu_name_finds_a_gpu_of_its_size():
 
 
 def test_an_unknown_gpu_name_stays_a_one_line_error(cli_main):
-    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "NVIDIA RTX 6000 Ada Generation")
-    assert (code, out) == (2, "") and err.startswith("stackcheck: error: --gpu: unknown GPU 'NVIDIA RTX 6000 Ada Generation'; known: T4,")
+    code, out, err = cli_main(
+        "memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "NVIDIA RTX 6000 Ada Generation"
+    )
+    assert (code, out) == (2, "") and err.startswith(
+        "stackcheck: error: --gpu: unknown GPU 'NVIDIA RTX 6000 Ada Generation'; known: T4,"
+    )
 
 
 def test_the_cli_takes_the_name_nvidia_smi_prints(cli_main):
-    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-7B.json"), "--gpu", "NVIDIA H200", "--json")
+    code, out, err = cli_main(
+        "memory", "--config", str(CONFIGS / "Qwen2.5-7B.json"), "--gpu", "NVIDIA H200", "--json"
+    )
     assert code == 0, err
     assert json.loads(out)["target"]["gpu"] == "H200"
 
@@ -77,16 +83,30 @@ def test_the_cli_takes_the_name_nvidia_smi_prints(cli_main):
 def test_bf16_on_a_gpu_without_native_bf16_says_so(cli_main):
     code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "Tesla T4")
     assert code == 0, err
-    note = ("note: T4 (compute capability 7.5) has no native bf16 (it needs 8.0, Ampere or newer): "
-            "kernels emulate it slowly or refuse it; --dtype fp16 runs natively")
+    note = (
+        "note: T4 (compute capability 7.5) has no native bf16 (it needs 8.0, Ampere or newer): "
+        "kernels emulate it slowly or refuse it; --dtype fp16 runs natively"
+    )
     assert note in out.splitlines()
     assert out.splitlines()[-1].startswith("verdict: FITS T4 14.74 GiB")
-    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "T4", "--dtype", "fp16")
+    code, out, err = cli_main(
+        "memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "T4", "--dtype", "fp16"
+    )
     assert "bf16" not in out
-    code, out, err = cli_main("memory", "--config", str(CONFIGS / "Qwen2.5-0.5B.json"), "--gpu", "A100-80GB", "--dtype", "fp8", "--json")
+    code, out, err = cli_main(
+        "memory",
+        "--config",
+        str(CONFIGS / "Qwen2.5-0.5B.json"),
+        "--gpu",
+        "A100-80GB",
+        "--dtype",
+        "fp8",
+        "--json",
+    )
     assert json.loads(out)["notes"] == [
         "A100-80GB (compute capability 8.0) has no native fp8 (it needs 8.9, Ada/Hopper or newer): "
-        "fp8 runs weight-only (upcast per matmul) or not at all"]
+        "fp8 runs weight-only (upcast per matmul) or not at all"
+    ]
 
 
 def _cli_total(cli_main, argv) -> float:
@@ -98,12 +118,27 @@ def _cli_total(cli_main, argv) -> float:
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["--config", str(CONFIGS / "Llama-3.1-8B.json"), "--gpu", "T4"],
-         [["--quant", "int8"], ["--quant", "int4"], ["--gpus", "2"]]),
-        (["--config", str(CONFIGS / "Llama-3.1-8B.json"), "--gpu", "H100", "--seq-len", "131072", "--concurrency", "8"],
-         [["--seq-len", "58976"], ["--concurrency", "3"], ["--gpus", "4"]]),  # the KV cache is the problem
-        (["--config", str(CONFIGS / "Llama-3.2-3B.json"), "--mode", "train", "--gpu", "A100-40GB"],
-         [["--offload-optimizer"], ["--mode", "qlora"], ["--gpus", "2", "--zero", "3"]]),  # the optimizer states are
+        (
+            ["--config", str(CONFIGS / "Llama-3.1-8B.json"), "--gpu", "T4"],
+            [["--quant", "int8"], ["--quant", "int4"], ["--gpus", "2"]],
+        ),
+        (
+            [
+                "--config",
+                str(CONFIGS / "Llama-3.1-8B.json"),
+                "--gpu",
+                "H100",
+                "--seq-len",
+                "131072",
+                "--concurrency",
+                "8",
+            ],
+            [["--seq-len", "58976"], ["--concurrency", "3"], ["--gpus", "4"]],
+        ),  # the KV cache is the problem
+        (
+            ["--config", str(CONFIGS / "Llama-3.2-3B.json"), "--mode", "train", "--gpu", "A100-40GB"],
+            [["--offload-optimizer"], ["--mode", "qlora"], ["--gpus", "2", "--zero", "3"]],
+        ),  # the optimizer states are
     ],
 )
 def test_does_not_fit_offers_what_would_fit_with_the_same_estimator(cli_main, argv, expected):
@@ -118,7 +153,7 @@ def test_does_not_fit_offers_what_would_fit_with_the_same_estimator(cli_main, ar
     lines = text.splitlines()
     at = lines.index("what would fit (each change alone, same estimate):")
     assert lines[at - 1].startswith("verdict: DOES NOT FIT")
-    for s, line in zip(doc["suggestions"], lines[at + 1:]):
+    for s, line in zip(doc["suggestions"], lines[at + 1 :]):
         assert line.startswith(f"  {shlex.join(s['options']):<28}{s['total_gib']:8.2f} GiB")
 
 
@@ -149,4 +184,7 @@ def test_readable_labels(cli_main):
     assert "  weights if every parameter were bf16: 14.96 GiB" in out.splitlines()
     assert "131,072 B/token × 4,096 tokens × 1 sequence" in out
     e = msgspec.json.decode(cli_main("memory", "--config", str(CONFIGS / "Llama-3.1-8B.json"), "--json")[1])
-    assert set(e["cross_checks"]) == {"eleutherai_inference_1.2x_weights_gib", "weights_bf16_all_params_gib"}  # JSON keys stay
+    assert set(e["cross_checks"]) == {
+        "eleutherai_inference_1.2x_weights_gib",
+        "weights_bf16_all_params_gib",
+    }  # JSON keys stay

@@ -49,7 +49,8 @@ def interpreter(sandbox):
 
 
 def _fixes(report, origin: str):
-    return [(origin, c.id, c.fix) for c in report.checks if c.fix] + [(origin, "fix_all", f) for f in report.fix_all]
+    combined = [(origin, "fix_all", f) for f in report.fix_all]
+    return [(origin, c.id, c.fix) for c in report.checks if c.fix] + combined
 
 
 def judged_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:

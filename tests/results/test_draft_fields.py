@@ -25,13 +25,15 @@ def sc(cli_main, tmp_path, registry_file, monkeypatch):
     """sc("record", FILE, ...) → (exit code, stdout, stderr), with a throwaway ledger."""
     monkeypatch.chdir(tmp_path)
     extra = ["--ledger-dir", str(tmp_path / "ledger")]
-    return lambda *args: cli_main("results", *args, *extra, *(["--registry", str(registry_file)] if args[0] == "record" else []))
+    return lambda *args: cli_main(
+        "results", *args, *extra, *(["--registry", str(registry_file)] if args[0] == "record" else [])
+    )
 
 
 def test_required_fields_come_from_the_contract():
-    assert required_fields(Draft) == ["topic", "run_label", "model.id", "backend.name", "workload.kind", "profile"]
-    assert missing_fields({"model": {}, "workload": {"seed": 1}}, Draft) == [
-        "topic", "run_label", "model.id", "backend.name", "workload.kind", "profile"]
+    required = ["topic", "run_label", "model.id", "backend.name", "workload.kind", "profile"]
+    assert required_fields(Draft) == required
+    assert missing_fields({"model": {}, "workload": {"seed": 1}}, Draft) == required
     assert missing_fields(full_draft(), Draft) == []
 
 
@@ -40,7 +42,9 @@ def test_a_draft_without_workload_is_refused_not_read_as_inference(sc, tmp_path)
     del draft["workload"]
     code, out, err = sc("record", write(tmp_path, "d.json", draft), *snap())
     assert (code, out) == (2, "")
-    assert err == f"stackcheck: error: {tmp_path / 'd.json'}: missing required field workload.kind ({NEEDS})\n"
+    assert (
+        err == f"stackcheck: error: {tmp_path / 'd.json'}: missing required field workload.kind ({NEEDS})\n"
+    )
 
 
 def test_every_missing_field_is_reported_at_once(sc, tmp_path):
@@ -48,8 +52,10 @@ def test_every_missing_field_is_reported_at_once(sc, tmp_path):
     del draft["topic"], draft["model"]["id"], draft["workload"]["kind"]
     code, out, err = sc("record", write(tmp_path, "d.json", draft), *snap())
     assert (code, out) == (2, "")
-    assert err == (f"stackcheck: error: {tmp_path / 'd.json'}: missing required fields topic, model.id, "
-                   f"workload.kind ({NEEDS})\n")
+    assert err == (
+        f"stackcheck: error: {tmp_path / 'd.json'}: missing required fields topic, model.id, "
+        f"workload.kind ({NEEDS})\n"
+    )
     from stackcheck.results.validation import validate_file
 
     report = validate_file(tmp_path / "d.json")
@@ -58,7 +64,7 @@ def test_every_missing_field_is_reported_at_once(sc, tmp_path):
 
 def test_the_docs_list_the_required_fields():
     text = DOCS.read_text()
-    section = text[text.index("### Required fields"):]
+    section = text[text.index("### Required fields") :]
     section = section[: section.index("\n#", 1)] if "\n#" in section[1:] else section
     listed = re.findall(r"^- `([a-z_.]+)`", section, re.M)
     assert listed == required_fields(Draft)
@@ -88,4 +94,7 @@ def test_validate_names_an_unreadable_file_without_an_unknown_kind(sc, tmp_path)
     path.write_text("INFO: the run went fine\n")
     code, out, err = sc("validate", str(path))
     assert code == 2
-    assert out.splitlines() == [f"{path}: unreadable", "  not JSON: starts with 'INFO: the run…', expected a result record or draft"]
+    assert out.splitlines() == [
+        f"{path}: unreadable",
+        "  not JSON: starts with 'INFO: the run…', expected a result record or draft",
+    ]

@@ -154,7 +154,8 @@ class Catalog:
 
             same = [i for i in self._entries if i.casefold() == profile_id.casefold()]
             folded = {i.casefold(): i for i in self._entries}
-            close = same or [folded[c] for c in difflib.get_close_matches(profile_id.casefold(), list(folded), n=3, cutoff=0.5)]
+            near = difflib.get_close_matches(profile_id.casefold(), list(folded), n=3, cutoff=0.5)
+            close = same or [folded[c] for c in near]
             hint = f"; did you mean {', '.join(close)}?" if close else "; see `stackcheck profiles list`"
             where = "the built-in catalog" if self.source == BUILTIN else self.source
             raise InputError(f"unknown profile ID {profile_id!r} in {where}{hint}") from None

@@ -124,7 +124,8 @@ class _Validator:
             return
         if "layers" in item and item["layers"]:
             export = command("stackcheck", "profiles", "export", label)
-            self.add(file, label, "layers", f"filled by the resolver, not written by hand (`{export}` writes an entry a registry accepts)")
+            why = "filled by the resolver, not written by hand"
+            self.add(file, label, "layers", f"{why} (`{export}` writes an entry a registry accepts)")
         self._register(Entry(profile, file, index))
 
     def _register(self, entry: Entry) -> None:

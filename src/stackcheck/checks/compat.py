@@ -157,7 +157,9 @@ def gpu_archs(ctx) -> Iterator[Outcome]:
         yield verdict(
             f"{name} (CC {cc}); torch {build.version} (CUDA {build.cuda}) carries {' '.join(archs)} [{source}]",
             f"a build with sm_{cc.replace('.', '')} (or an older sm_{cc.split('.')[0]}x / PTX <= {cc})",
-            f"Install a torch build that covers CC {cc}: {pip_command(install)}" if install else f"No known torch build covers CC {cc} with this driver; upgrade the driver or the GPU.",
+            f"Install a torch build that covers CC {cc}: {pip_command(install)}"
+            if install
+            else f"No known torch build covers CC {cc} with this driver; upgrade the driver or the GPU.",
             subject=subject,
             category="gpu-arch-unsupported",
             install=install,

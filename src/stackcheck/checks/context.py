@@ -32,13 +32,16 @@ class Context:
         and pip options, e.g. ``"torch==2.8.0", "--index-url", URL``)."""
         return command(self.interpreter, "-m", "pip", "install", *_positional_last(args))
 
-    def install(self, *requirements: str, index_url: str | None = None, options: tuple[str, ...] = ()) -> PipInstall:
+    def install(
+        self, *requirements: str, index_url: str | None = None, options: tuple[str, ...] = ()
+    ) -> PipInstall:
         """A pip-install fix as data (``blocked(..., fix=ctx.install(...))`` prints it as a
         command); a torch-family requirement of a CPU profile gets the CPU index where PyPI's
         default is the CUDA build (see :meth:`torch_index`)."""
         if index_url is None:
             index_url = next(filter(None, map(self.torch_index, requirements)), None)
-        return PipInstall(python=self.interpreter, requirements=list(requirements), index_url=index_url, options=list(options))
+        return PipInstall(python=self.interpreter, requirements=list(requirements),
+                          index_url=index_url, options=list(options))
 
     def torch_index(self, requirement: str) -> str | None:
         """The index a torch-family ``requirement`` should come from for this profile: the CPU
@@ -69,7 +72,8 @@ class Context:
 def pip_command(fix: PipInstall) -> str:
     """The paste-able command of a pip-install fix: options, requirements, then the index."""
     index = ["--index-url", fix.index_url] if fix.index_url else []
-    return command(fix.python, "-m", "pip", "install", *_positional_last([*fix.options, *fix.requirements, *index]))
+    args = _positional_last([*fix.options, *fix.requirements, *index])
+    return command(fix.python, "-m", "pip", "install", *args)
 
 
 _PIP_OPTIONS_WITH_VALUE = frozenset({"--index-url", "--extra-index-url", "-i"})

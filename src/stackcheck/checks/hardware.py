@@ -46,13 +46,17 @@ def _no_gpu_outcome(ctx, need: str):
     the facts do not list the GPUs of a machine that has a driver)."""
     acc = ctx.snapshot.accelerators
     if _gpu_list_unknown(acc):
-        driver = f"NVIDIA driver {acc.driver_version}" if acc.driver_version else f"a driver for CUDA {acc.cuda_driver_version}"
+        driver = (
+            f"NVIDIA driver {acc.driver_version}"
+            if acc.driver_version
+            else f"a driver for CUDA {acc.cuda_driver_version}"
+        )
         snapshot = command("stackcheck", "snapshot", "--json", "-o", "env.json")
         return warning(
             observed=f"the GPU list is unknown: {driver} is installed, but {acc.error or 'no GPU is listed'}",
             expected=need,
-            fix=f"list the GPUs on that machine (`{command('nvidia-smi', '-L')}`); a snapshot taken there records them: "
-            f"{code(snapshot)}",
+            fix=f"list the GPUs on that machine (`{command('nvidia-smi', '-L')}`); "
+            f"a snapshot taken there records them: {code(snapshot)}",
             category="gpu-list-unknown",
         )
     if acc.status in ("failed", "timeout") or (acc.error and not acc.gpus):  # e.g. driver/library mismatch
@@ -250,8 +254,8 @@ def torch_cuda_build(ctx):
         return
     fix, install = _fix_for_cuda_spec(ctx, t.version, spec, need.torch_cuda)
     build = f"CUDA {t.cuda}" if t.cuda else ("ROCm " + t.hip if t.hip else "CPU-only")
-    yield blocked(observed=f"torch {t.version} is a {build} build", expected=f"CUDA {need.torch_cuda}", fix=fix,
-                  install=install)
+    observed = f"torch {t.version} is a {build} build"
+    yield blocked(observed=observed, expected=f"CUDA {need.torch_cuda}", fix=fix, install=install)
 
 
 @check(
@@ -301,10 +305,14 @@ def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: s
         return pip_command(install), install
     any_release = [c for c in _KNOWN_CUDA_BUILDS if spec.contains(c, prereleases=True) and _driver_runs(driver_cuda, c)]
     if not any_release:
-        return f"install a torch build for CUDA {spec_text}, after upgrading the driver (it supports CUDA {driver_cuda or 'unknown'})", None
+        supports = driver_cuda or "unknown"
+        fix = f"install a torch build for CUDA {spec_text}, after upgrading the driver"
+        fix += f" (it supports CUDA {supports})"
+        return fix, None
     install = ctx.install(wanted or "torch", index_url=_index_url(any_release[-1]))
     why = "has no" if not same_release else "is outside the profile's torch range; install a"
-    return f"torch {torch_version.split('+')[0]} {why} CUDA {spec_text} build: {pip_command(install)}", install
+    release = torch_version.split("+")[0]
+    return f"torch {release} {why} CUDA {spec_text} build: {pip_command(install)}", install
 
 
 def _admits(requirement: str | None, torch_version: str) -> bool:

@@ -43,10 +43,11 @@ def required_modules(ctx):
                 observed += f" although {', '.join(providers)} claims it (broken install or shadowing)"
                 reinstall = ctx.install(providers[0].split()[0], options=("--force-reinstall",))
                 doctor = code(command("stackcheck", "doctor"))
-                fix = f"reinstall it: {code(pip_command(reinstall))}, then look for isolation faults: {doctor}"
-                yield blocked(observed=observed, expected=f"import {name}", fix=fix, subject=name, install=reinstall)
+                again = code(pip_command(reinstall))
+                fix = f"reinstall it: {again}, then look for isolation faults: {doctor}"
+                yield blocked(observed, f"import {name}", fix, subject=name, install=reinstall)
             else:
-                yield blocked(observed=observed, expected=f"import {name}", subject=name, **_install(ctx, name))
+                yield blocked(observed, f"import {name}", subject=name, **_install(ctx, name))
             continue
         # recorded snapshot: infer from distributions and the standard library
         top = name.split(".")[0]
@@ -59,7 +60,9 @@ def required_modules(ctx):
             yield skipped("the snapshot records no import names; cannot tell", subject=name)
         else:
             yield blocked(
-                observed=f"no installed distribution provides {top!r}", expected=f"import {name}", subject=name,
+                observed=f"no installed distribution provides {top!r}",
+                expected=f"import {name}",
+                subject=name,
                 **_install(ctx, name),
             )
 
@@ -85,7 +88,8 @@ def _install(ctx, module: str) -> dict:
     from stackcheck.deps.index import parse_requirement
 
     spec, requirement = _guess_distribution(ctx, module)
-    if requirement is not None and requirement_index(ctx).evaluate(requirement).state in ("missing", "mismatch"):
+    state = requirement_index(ctx).evaluate(requirement).state if requirement is not None else None
+    if state in ("missing", "mismatch"):
         name = parse_requirement(requirement).name
         return {"fix": f"installing {name} (PKG001 above) provides it", "consequence_of": "PKG001"}
     return {"fix": ctx.install(spec)}

@@ -136,7 +136,8 @@ def all_checks() -> dict[str, CheckSpec]:
 def matches(pattern: str, check_id: str) -> bool:
     """A check ID (``GPU001``) names itself; an ID prefix (``GPU``, ending in a letter) names
     every check it starts."""
-    return check_id == pattern or (bool(pattern) and not pattern[-1].isdigit() and check_id.startswith(pattern))
+    prefix = bool(pattern) and not pattern[-1].isdigit()
+    return check_id == pattern or (prefix and check_id.startswith(pattern))
 
 
 def unknown_skip(patterns: Iterable[str]) -> tuple[str, list[str]] | None:

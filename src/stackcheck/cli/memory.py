@@ -27,7 +27,8 @@ def _int(name: str, help: str):
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--config", "config_file", metavar="FILE", help="A Hugging Face config.json ('-' for stdin; nothing is downloaded).")
+@click.option("--config", "config_file", metavar="FILE",
+              help="A Hugging Face config.json ('-' for stdin; nothing is downloaded).")
 @_int("hidden_size", "Explicit size: hidden size (instead of --config).")
 @_int("layers", "Explicit size: decoder layers.")
 @_int("heads", "Explicit size: attention heads.")
@@ -54,11 +55,13 @@ def _int(name: str, help: str):
 @click.option("--optimizer", type=click.Choice(["adamw", "adamw8bit", "sgd"]), default="adamw", show_default=True)
 @click.option("--gpus", type=click.IntRange(min=1), default=1, show_default=True, help="GPUs (tensor parallel for infer/serve, data parallel for training).")
 @click.option("--zero", type=click.IntRange(0, 3), default=0, show_default=True, help="DeepSpeed ZeRO stage for training.")
-@click.option("--offload-optimizer", is_flag=True, help="Optimizer states and fp32 master weights in CPU RAM (ZeRO-Offload; training).")
+@click.option("--offload-optimizer", is_flag=True,
+              help="Optimizer states and fp32 master weights in CPU RAM (ZeRO-Offload; training).")
 @click.option("--lora-rank", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--lora-targets", default="all-linear", show_default=True, help="Comma-separated Linear names (q,k,v,o,gate,up,down or q_proj,...), or all-linear.")
 @click.option("--gpu", "gpu_name", metavar="NAME",
-              help="Target GPU by name (H100, A100-80GB, T4, RTX-4090 …, or as nvidia-smi prints it: 'NVIDIA H100 80GB HBM3').")
+              help="Target GPU by name (H100, A100-80GB, T4, RTX-4090 …, "
+                   "or as nvidia-smi prints it: 'NVIDIA H100 80GB HBM3').")
 @click.option("--gpu-memory", metavar="SIZE", help="Target memory per GPU, e.g. 80GiB, 24GB (bare number: GiB).")
 @click.option("--gpu-memory-utilization", "utilization", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="vLLM-style fraction of GPU memory the engine may use (serve).")
@@ -67,7 +70,8 @@ def _int(name: str, help: str):
 @click.option("--non-torch-gib", type=click.FloatRange(min=0), default=0.15, show_default=True, help="vLLM non-torch memory: NCCL, CUDA graphs … (serve).")
 @json_option
 def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, batch, concurrency, gradient_checkpointing,
-           attention, optimizer, gpus, zero, offload_optimizer, lora_rank, lora_targets, gpu_name, gpu_memory, utilization, overhead_gib,
+           attention, optimizer, gpus, zero, offload_optimizer, lora_rank, lora_targets, gpu_name, gpu_memory,
+           utilization, overhead_gib,
            serve_activation_gib, non_torch_gib, as_json, **sizes):
     """Estimate model memory: exact parameter count, then weights, KV cache, activations,
     gradients, optimizer states, logits and runtime overhead, each with its formula.
@@ -127,7 +131,8 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
         gradient_checkpointing=gradient_checkpointing, attention=attention, optimizer=optimizer, gpus=gpus, zero=zero,
         offload_optimizer=offload_optimizer, lora_rank=lora_rank,
         lora_targets=[t.strip() for t in lora_targets.split(",") if t.strip()],
-        gpu_memory_bytes=memory_bytes, gpu_name=gpu_name, gpu_compute_capability=compute_capability, utilization=utilization,
+        gpu_memory_bytes=memory_bytes, gpu_name=gpu_name, gpu_compute_capability=compute_capability,
+        utilization=utilization,
         overhead_bytes=int(overhead_gib * GIB), serve_activation_bytes=int(serve_activation_gib * GIB),
         serve_non_torch_bytes=int(non_torch_gib * GIB),
     )

@@ -49,9 +49,10 @@ def list_(registry: str | None, include_bases: bool, as_json: bool) -> None:
 def profile_table(rows) -> list[str]:
     """The profile listing of ``profiles list`` and ``preflight --list-profiles``: a header,
     then one aligned row per profile (ID, category, evidence scope, title)."""
-    table = [("ID", "CATEGORY", "SCOPE", "TITLE")] + [(r.id, r.category, r.evidence_scope, r.title) for r in rows]
+    table = [("ID", "CATEGORY", "SCOPE", "TITLE")]
+    table += [(r.id, r.category, r.evidence_scope, r.title) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
-    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in table]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in table]
 
 
 @profiles.command()
@@ -123,8 +124,10 @@ def _render(profile, file: str, raw: bool) -> str:
 @click.argument("profile_ids", nargs=-1, required=True, metavar="ID...")
 @registry_option
 @click.option("--format", "fmt", type=click.Choice(["registry"]), default="registry", show_default=True,
-              help="registry: a registry file (--registry FILE, requirements/environment-profiles.json) holding the profiles.")
-@click.option("-o", "--output", metavar="FILE", help="Write to FILE (atomically) and print its path, instead of stdout.")
+              help="registry: a registry file (--registry FILE, requirements/environment-profiles.json) "
+                   "holding the profiles.")
+@click.option("-o", "--output", metavar="FILE",
+              help="Write to FILE (atomically) and print its path, instead of stdout.")
 def export(profile_ids: tuple[str, ...], registry: str | None, fmt: str, output: str | None) -> None:
     """Export resolved profiles as a registry entry that --registry accepts.
 

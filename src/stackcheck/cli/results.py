@@ -202,8 +202,9 @@ def show(record_id, ledger, as_json):
 
 def _workload(w) -> str:
     """``inference, samples 200, seed 0 (not recorded: concurrency, tokens)``: no "None"."""
+    shown = lambda n: "?" if n is None else n  # noqa: E731
     tokens = None if w.input_tokens is None and w.output_tokens is None else \
-        f"{'?' if w.input_tokens is None else w.input_tokens}/{'?' if w.output_tokens is None else w.output_tokens}"
+        f"{shown(w.input_tokens)}/{shown(w.output_tokens)}"
     facts = {"samples": w.samples, "concurrency": w.concurrency, "tokens": tokens, "seed": w.seed}
     known = [f"{k} {v}" for k, v in facts.items() if v is not None]
     unknown = [k for k, v in facts.items() if v is None]

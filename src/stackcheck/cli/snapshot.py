@@ -38,7 +38,9 @@ def snapshot(as_json, output, deep, python_path, collect_env_file, snapshot_file
 
     live_deep = deep and not (snapshot_file or collect_env_file)
     with ticking("snapshot: importing torch in a child process (--deep)", enabled=live_deep and not as_json):
-        snap = obtain_snapshot(snapshot_file=snapshot_file, collect_env_file=collect_env_file, python_path=python_path, deep=deep)
+        snap = obtain_snapshot(
+            snapshot_file=snapshot_file, collect_env_file=collect_env_file, python_path=python_path, deep=deep
+        )
     if output:
         import msgspec
 

@@ -47,7 +47,10 @@ def parse_collect_env(text: str, source: str = "<text>") -> S.Snapshot:
         # a driver without GPU lines: torch could not enumerate them (too old a driver, CUDA
         # failed to initialise), which says nothing about whether GPUs are there
         said = fields.get("GPU models and configuration")
-        said = f"GPU models and configuration: {said.strip() or '(empty)'}" if said is not None else "no 'GPU models and configuration' line"
+        if said is None:
+            said = "no 'GPU models and configuration' line"
+        else:
+            said = f"GPU models and configuration: {said.strip() or '(empty)'}"
         snap.accelerators.error = f"the collect_env output lists no GPU ({said})"
     snap.toolchain = _toolchain(fields)
     return snap

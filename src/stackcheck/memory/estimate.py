@@ -152,7 +152,7 @@ def _validate(w: Workload) -> None:
     if w.seq_len is not None and w.seq_len < 1:
         raise InputError("--seq-len must be at least 1")
     if w.offload_optimizer and w.mode not in ("train", "lora", "qlora"):
-        raise InputError("--offload-optimizer: only training has optimizer states (--mode train, lora or qlora)")
+        raise InputError("--offload-optimizer: only training has optimizer states (--mode train/lora/qlora)")
     if not 0 < w.utilization <= 1:
         raise InputError(f"--gpu-memory-utilization: {w.utilization} must be in (0, 1]")
 
@@ -253,8 +253,10 @@ def estimate(a: Architecture, p: ParamCount, w: Workload, *, suggest: bool = Tru
 
 # Native support per compute capability (CUDA C++ Programming Guide; bf16 tensor cores from
 # Ampere, fp8 from Ada/Hopper): below it a dtype is emulated, upcast or refused.
-_NATIVE_FROM = {"bf16": ("8.0", "Ampere or newer", "kernels emulate it slowly or refuse it; --dtype fp16 runs natively"),
-                "fp8": ("8.9", "Ada/Hopper or newer", "fp8 runs weight-only (upcast per matmul) or not at all")}
+_NATIVE_FROM = {
+    "bf16": ("8.0", "Ampere or newer", "kernels emulate it slowly or refuse it; --dtype fp16 runs natively"),
+    "fp8": ("8.9", "Ada/Hopper or newer", "fp8 runs weight-only (upcast per matmul) or not at all"),
+}
 
 
 def _dtype_notes(w: Workload) -> list[str]:
@@ -269,7 +271,8 @@ def _dtype_notes(w: Workload) -> list[str]:
     for dtype in dict.fromkeys(d for d in (w.dtype, w.kv_dtype) if d in _NATIVE_FROM):
         floor, generation, consequence = _NATIVE_FROM[dtype]
         if cc is not None and cc < Version(floor):
-            notes.append(f"{w.gpu_name} (compute capability {w.gpu_compute_capability}) has no native {dtype} "
+            gpu = f"{w.gpu_name} (compute capability {w.gpu_compute_capability})"
+            notes.append(f"{gpu} has no native {dtype} "
                          f"(it needs {floor}, {generation}): {consequence}")
     return notes
 
@@ -285,7 +288,8 @@ def _inference_terms(a: Architecture, w: Workload, s: int, sequences: int) -> li
         "kv_cache",
         per_token * kv_share * s * sequences,
         (f"L·(kv_lora_rank + rope_dim) × {kv_d:g} B" if a.is_mla else f"2·L·kv_heads·head_dim × {kv_d:g} B")
-        + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequence{'s' if sequences != 1 else ''}"
+        + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequence"
+        + ("s" if sequences != 1 else "")
         + (f" × {kv_share:g} per GPU" if kv_share != 1 else ""),
         f"cache in {w.kv_dtype or w.dtype}; every sequence at the full length"
         + ("; MLA caches the compressed latent (as vLLM does)" if a.is_mla else ""),
@@ -351,8 +355,8 @@ def _training_terms(a: Architecture, p: ParamCount, w: Workload) -> list[Term]:
         terms.append(_term("optimizer_states", 0, f"0 B on the GPU ({cpu:.2f} GiB in CPU RAM)",
                            f"{what}, offloaded to CPU RAM and updated there (ZeRO-Offload)"))
     else:
-        terms.append(_term("optimizer_states", trained * state / opt_shard,
-                           f"{trained:,} × {state:g} B" + (f" ÷ {n} (ZeRO-{z})" if opt_shard > 1 else ""), what))
+        formula = f"{trained:,} × {state:g} B" + (f" ÷ {n} (ZeRO-{z})" if opt_shard > 1 else "")
+        terms.append(_term("optimizer_states", trained * state / opt_shard, formula, what))
     return terms
 
 

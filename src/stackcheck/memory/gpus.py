@@ -42,14 +42,15 @@ def parse_size(text: str, what: str = "--gpu-memory") -> int:
 def gpu_table() -> tuple[Gpu, ...]:
     data = json.loads(resources.files("stackcheck.memory").joinpath("data/gpus.json").read_text("utf-8"))
     return tuple(
-        Gpu(g["name"], int(round(g["memory_gib"] * GIB)), g["basis"], tuple(g.get("aliases", ())), g.get("compute_capability"))
+        Gpu(g["name"], int(round(g["memory_gib"] * GIB)), g["basis"], tuple(g.get("aliases", ())),
+            g.get("compute_capability"))
         for g in data["gpus"]
     )
 
 
 # Words nvidia-smi and NVML put around the model that do not tell GPUs of this table apart.
-_NOISE = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct", "pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5",
-                    "hbm2", "hbm2e", "hbm3", "hbm3e"})
+_NOISE = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct", "pcie",
+                    "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e"})
 
 
 def _key(name: str) -> str:

@@ -66,9 +66,8 @@ def estimate_text(e: Estimate, *, color: bool = False) -> str:
         out.append("what would fit (each change alone, same estimate):" if fitting
                    else "no single change fits; the closest (same estimate):")
         for s in e.suggestions:
-            out.append(
-                f"  {shlex.join(s.options):<28}{s.total_gib:8.2f} GiB  headroom {s.headroom_gib:+.2f} GiB  {s.change}"
-            )
+            figure = f"{s.total_gib:8.2f} GiB  headroom {s.headroom_gib:+.2f} GiB"
+            out.append(f"  {shlex.join(s.options):<28}{figure}  {s.change}")
     return "\n".join(out) + "\n"
 
 

@@ -26,7 +26,8 @@ def resolve_python(path: str) -> str:
         raise InputError(f"{path}: a directory without bin/python (expected an interpreter or a venv)")
     if os.path.exists(path):
         if not os.access(path, os.X_OK):
-            raise InputError(f"{path}: not executable (expected a Python interpreter, a venv, or a name on PATH)")
+            expected = "a Python interpreter, a venv, or a name on PATH"
+            raise InputError(f"{path}: not executable (expected {expected})")
         return os.path.abspath(path)  # "some.bin" is this file, not a program on PATH
     found = shutil.which(path)
     if found:

@@ -151,7 +151,7 @@ def required_fields(model: type | None = None, prefix: str = "") -> list[str]:
     for f in msgspec.structs.fields(model or Draft):
         if f.required:
             nested = _struct(f.type)
-            out += (required_fields(nested, f"{prefix}{f.encode_name}.") if nested else []) or [prefix + f.encode_name]
+            out += _required_inside(nested, f"{prefix}{f.encode_name}")
     return out
 
 
@@ -165,7 +165,7 @@ def missing_fields(raw: Any, model: type | None = None, prefix: str = "") -> lis
         nested = _struct(f.type)
         if f.encode_name not in raw:
             if f.required:
-                out += (required_fields(nested, f"{prefix}{f.encode_name}.") if nested else []) or [prefix + f.encode_name]
+                out += _required_inside(nested, f"{prefix}{f.encode_name}")
         elif nested:
             out += missing_fields(raw[f.encode_name], nested, f"{prefix}{f.encode_name}.")
     return out
@@ -178,6 +178,11 @@ def missing_message(raw: Any) -> str | None:
         return None
     return (f"missing required field{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
             f"(a result draft needs {', '.join(required_fields(Draft))})")
+
+
+def _required_inside(nested: type | None, name: str) -> list[str]:
+    """A required field by its own required fields (``model.id``), or by its name."""
+    return (required_fields(nested, f"{name}.") if nested else []) or [name]
 
 
 def _struct(t) -> type | None:
