@@ -75,6 +75,19 @@ def test_stdin_errors_name_stdin(cli_main):
     assert err.startswith("stackcheck: error: <stdin>: ")
 
 
+def test_registry_and_result_files_read_stdin_too(cli_main, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # results opens the ledger of the working directory
+    from stackcheck.catalog import load_catalog
+    from stackcheck.catalog.export import export_registry
+    from tests.results.conftest import full_draft
+
+    registry = json.dumps(export_registry(load_catalog(None), ["BASE-CPU"])).encode()
+    assert cli_main("profiles", "validate", "-", stdin=registry) == (0, "<stdin>: valid\n", "")
+    code, out, err = cli_main("preflight", "--registry", "-", "--list-profiles", stdin=registry)
+    assert (code, out.splitlines()[0]) == (0, "profiles from <stdin>:")
+    assert cli_main("results", "validate", "-", stdin=json.dumps(full_draft()).encode()) == (0, "-: ok (draft)\n", "")
+
+
 def test_load_json_reads_dash_as_stdin(monkeypatch):
     from typing import Any
 

@@ -167,8 +167,10 @@ def load_entries(path: Path | None) -> tuple[dict[str, Entry], str]:
         return builtin_entries(), BUILTIN
     registry = read_registry(path)
     entries = builtin_entries() if registry.include_builtin else {}
-    _add(entries, registry, str(path), replace=set(entries))
-    return entries, str(path)
+    from stackcheck.fileio import source_name
+
+    _add(entries, registry, source_name(path), replace=set(entries))
+    return entries, source_name(path)
 
 
 def load_catalog(registry: str | None = None, cwd: str | None = None) -> Catalog:

@@ -49,7 +49,9 @@ def validate(path: str | None = None, cwd: str | None = None) -> list[Problem]:
     target = Path(path) if path else find_registry(cwd)
     if target is None:
         return _Validator({}).run([(p, builtin_label(p)) for p in builtin_files()])
-    return _Validator(None).run([(target, str(target))])
+    from stackcheck.fileio import source_name
+
+    return _Validator(None).run([(target, source_name(target))])
 
 
 class _Validator:

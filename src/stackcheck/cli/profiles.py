@@ -169,7 +169,9 @@ def validate(file: str | None, as_json: bool) -> None:
     from stackcheck.catalog import find_registry
     from stackcheck.catalog import validate as run_validation
 
-    source = file or str(find_registry() or "built-in")
+    from stackcheck.fileio import source_name
+
+    source = source_name(file) if file else str(find_registry() or "built-in")
     problems = run_validation(file)
     if as_json:
         emit_json({"source": source, "valid": not problems, "problems": problems})

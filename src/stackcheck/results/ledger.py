@@ -292,12 +292,12 @@ class Ledger:
         )
 
 
-def read_verified(path: Path, model: type) -> tuple[object | None, list[str]]:
-    """A draft, record or event file and its problems (unreadable, invalid, tampered);
-    never raises. Problems do not repeat the path."""
+def read_verified(path: Path, model: type, data: bytes | None = None) -> tuple[object | None, list[str]]:
+    """A draft, record or event file (or its ``data``, already read) and its problems
+    (unreadable, invalid, tampered); never raises. Problems do not repeat the path."""
     what = {ResultRecord: "result record", Event: "ledger event"}.get(model, "result draft")
     try:
-        obj = decode_json(read_bytes(path, what), model, str(path), what)
+        obj = decode_json(read_bytes(path, what) if data is None else data, model, str(path), what)
     except InputError as exc:
         return None, [str(exc).removeprefix(f"{path}: ")]
     return obj, verify(obj, path) if hasattr(obj, "digest") else []

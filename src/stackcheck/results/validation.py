@@ -7,12 +7,12 @@ reported as tampered) and the evidence level it claimed, as far as the record al
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from stackcheck.errors import InputError
-from stackcheck.fileio import load_json_any
+from stackcheck.fileio import decode_json, read_bytes, source_name
 from stackcheck.results import ladder
 from stackcheck.results.contract import LEVELS, Draft, Event, ResultRecord, missing_message, problems
 from stackcheck.results.ledger import read_verified
@@ -32,14 +32,16 @@ class FileReport(msgspec.Struct, kw_only=True):
 def validate_file(path: str | Path) -> FileReport:
     path = Path(path)
     try:
-        raw = load_json_any(path, "result record or draft")
+        data = read_bytes(path, "result record or draft")  # once: '-' is stdin
+        raw = decode_json(data, Any, source_name(path), "result record or draft")
     except InputError as exc:
-        return FileReport(path=str(path), kind="unknown", valid=False, unreadable=True, problems=[_without(path, exc)])
+        problem = str(exc).removeprefix(f"{source_name(path)}: ")
+        return FileReport(path=str(path), kind="unknown", valid=False, unreadable=True, problems=[problem])
     kind = _kind(raw)
     if kind == "draft" and (missing := missing_message(raw)) is not None:
         return FileReport(path=str(path), kind=kind, valid=False, problems=[missing])
     model = {"draft": Draft, "record": ResultRecord, "event": Event}[kind]
-    obj, found = read_verified(path, model)
+    obj, found = read_verified(path, model, data=data)
     if obj is not None:
         if kind != "event":
             found = [*problems(obj), *found]
@@ -55,7 +57,3 @@ def _kind(raw) -> str:
     if isinstance(raw, dict) and ("digest" in raw or "snapshot" in raw):
         return "record"
     return "draft"
-
-
-def _without(path: Path, exc: Exception) -> str:
-    return str(exc).removeprefix(f"{path}: ")
