@@ -49,4 +49,23 @@ def stackcheck_main(capsys):
         out, err = capsys.readouterr()
         return info.value.code, out, err
 
+
+@pytest.fixture
+def cli_main(capsys):
+    """cli_main(*argv, stdin=bytes) → (exit code, stdout, stderr) of ``stackcheck ARGV`` run
+    through the real entry point in this process (``stdin``: what '-' reads)."""
+    import io
+    import sys
+
+    from tests.factories import run_cli
+
+    def run(*argv, stdin: bytes | None = None):
+        old = sys.stdin
+        if stdin is not None:
+            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+        try:
+            return run_cli(capsys, *argv)
+        finally:
+            sys.stdin = old
+
     return run

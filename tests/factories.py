@@ -95,3 +95,14 @@ def recorded(name: str) -> S.Snapshot:
         pytest.skip(f"recorded snapshot {path.name} not present")
     return load_snapshot(str(path))
 
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """``stackcheck ARGV`` through the real entry point in this process → (exit code, stdout, stderr)."""
+    from stackcheck.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(list(argv))
+    out = capsys.readouterr()
+    return done.value.code, out.out, out.err

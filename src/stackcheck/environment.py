@@ -6,8 +6,6 @@ again before it is judged, printed or stored."""
 
 from __future__ import annotations
 
-import sys
-
 from stackcheck.errors import InputError
 from stackcheck.identifiers import and_join, printable
 from stackcheck.models.snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
@@ -18,10 +16,10 @@ def load_snapshot(path: str) -> Snapshot:
     """A snapshot JSON file ('-' for stdin), validated, with one-line errors. Only a
     stackcheck snapshot passes: any other JSON object (a report, a model config, ``{}``) is
     named for what it is, so no command judges an empty environment by mistake."""
-    from stackcheck.fileio import decode_json, read_bytes
+    from stackcheck.fileio import decode_json, read_bytes, source_name
 
-    data = sys.stdin.buffer.read() if path == "-" else read_bytes(path, "snapshot")
-    source = "<stdin>" if path == "-" else path
+    data = read_bytes(path, "snapshot")
+    source = source_name(path)
     top = _top_level(data)
     other = _looks_like(top) if top is not None else None
     if other:
@@ -97,14 +95,10 @@ def _looks_like(top: dict) -> str | None:
 
 
 def load_collect_env(path: str) -> Snapshot:
-    from stackcheck.fileio import read_text
+    from stackcheck.fileio import read_text, source_name
     from stackcheck.importers.collect_env import parse_collect_env
 
-    if path == "-":
-        text, source = sys.stdin.read(), "<stdin>"
-    else:
-        text, source = read_text(path, "collect_env output"), path
-    return redact_snapshot(parse_collect_env(text, source=source))
+    return redact_snapshot(parse_collect_env(read_text(path, "collect_env output"), source=source_name(path)))
 
 
 def obtain_snapshot(

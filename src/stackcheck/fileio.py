@@ -21,13 +21,26 @@ T = TypeVar("T")
 _BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
 
 
+STDIN = "-"  # a path that means standard input, wherever a command reads a file
+
+
+def source_name(path: str | os.PathLike) -> str:
+    """How messages name what was read: ``<stdin>`` for ``-``, else the path."""
+    return "<stdin>" if str(path) == STDIN else str(path)
+
+
 def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
+    """The content of ``path`` (``-``: standard input), or a one-line InputError."""
+    if str(path) == STDIN:
+        import sys
+
+        return sys.stdin.buffer.read()
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such {what}") from None
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a {what}") from None
+        raise InputError(f"{path}: is a directory, expected {_a(what)}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
 
@@ -38,7 +51,7 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"{path}: line {line}: not UTF-8 text (expected a {what})") from None
+        raise InputError(f"{source_name(path)}: line {line}: not UTF-8 text (expected {_a(what)})") from None
 
 
 def _line_of(data: bytes, message: str) -> str:
@@ -56,7 +69,7 @@ def decode_json(data: bytes, model: type[T], source: str, what: str) -> T:
     import msgspec
 
     if not data.strip():
-        raise InputError(f"{source}: empty file, expected a {what} (JSON)")
+        raise InputError(f"{source}: empty file, expected {_a(what)} (JSON)")
     try:
         return msgspec.json.decode(data, type=model)
     except msgspec.ValidationError as exc:
@@ -65,25 +78,61 @@ def decode_json(data: bytes, model: type[T], source: str, what: str) -> T:
         if " - at `$" in msg:
             text, _, where = msg.partition(" - at `$")
             where = where.rstrip("`").lstrip(".") or "(top level)"
-            raise InputError(f"{source}: {where}: {text[0].lower() + text[1:]} (in a {what})") from None
-        raise InputError(f"{source}: {msg} (in a {what})") from None
+            raise InputError(f"{source}: {where}: {text[0].lower() + text[1:]} (in {_a(what)})") from None
+        raise InputError(f"{source}: {msg} (in {_a(what)})") from None
     except RecursionError:  # msgspec's decoder recurses per nesting level ([[[[…, {"a":{"a":…)
-        raise InputError(f"{source}: JSON nested too deeply (hundreds of levels), expected a {what}") \
+        raise InputError(f"{source}: JSON nested too deeply (hundreds of levels), expected {_a(what)}") \
             from None
     except msgspec.DecodeError as exc:
         msg = str(exc)
         if "truncated" in msg.lower():
             raise InputError(f"{source}: truncated JSON, expected a complete {what}") from None
-        raise InputError(f"{source}: {_line_of(data, msg)}malformed JSON ({msg}), expected a {what}") from None
+        if (start := _text_start(data, msg)) is not None:  # a log or a note, not JSON at all
+            raise InputError(f"{source}: not JSON: starts with {start!r}, expected {_a(what)}") from None
+        where = _line_of(data, msg)
+        raise InputError(f"{source}: {where}malformed JSON ({msg}), expected {_a(what)}") from None
+
+
+def _text_start(data: bytes, message: str) -> str | None:
+    """The first words of ``data`` when JSON fails at its very first character and that
+    character begins readable text ("INFO: …"), else None (binary, or JSON gone wrong later)."""
+    m = _BYTE_OFFSET.search(message)
+    head = data.lstrip()
+    if m is None or int(m.group(1)) != len(data) - len(head):
+        return None
+    line = head[:64].split(b"\n", 1)[0].decode("utf-8", "replace").rstrip()
+    if not line or not line.isprintable() or "\ufffd" in line:
+        return None
+    if len(line) <= 16:
+        return line
+    cut = line[:16].rsplit(" ", 1)[0] if " " in line[5:16] else line[:16]
+    return cut + "…"
+
+
+def _a(noun: str) -> str:
+    """``a snapshot``, ``an ignore file``: the article a message needs before ``noun``."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def load_json(path: str | os.PathLike, model: type[T], what: str) -> T:
-    return decode_json(read_bytes(path, what), model, str(path), what)
+    """``path`` (``-``: standard input) decoded and validated as ``model``."""
+    return decode_json(read_bytes(path, what), model, source_name(path), what)
 
 
 def load_json_any(path: str | os.PathLike, what: str) -> Any:
     """Untyped JSON (for files whose shape is checked afterwards)."""
-    return decode_json(read_bytes(path, what), Any, str(path), what)
+    return load_json(path, Any, what)
+
+
+def cannot_write(path: str | os.PathLike, what: str, exc: OSError) -> InputError:
+    """The one-line error for a failed write of ``path``: a file standing where a directory
+    of the path should be is named (the OS says only "File exists" / "Not a directory")."""
+    for parent in Path(path).parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return InputError(f"{path}: cannot write {what}: {parent} is a file, not a directory")
+            break
+    return InputError(f"{path}: cannot write {what}: {exc.strerror or exc}")
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, *, exclusive: bool = False) -> Path:

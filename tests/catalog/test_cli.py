@@ -91,7 +91,7 @@ def test_list_and_show(write_registry, tmp_path):
 def test_unknown_profile_exits_2_with_suggestions(tmp_path):
     result = run("show", "PT-SFT", cwd=tmp_path)
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.startswith("stackcheck: error: built-in: unknown profile ID 'PT-SFT'; did you mean PT-SFT-CUDA")
+    assert result.stderr.startswith("stackcheck: error: unknown profile ID 'PT-SFT' in the built-in catalog; did you mean PT-SFT-CUDA")
 
 
 def test_docs_writes_the_index_atomically(tmp_path):

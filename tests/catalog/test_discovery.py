@@ -69,7 +69,7 @@ def test_include_builtin_false_stands_alone(write_registry):
 def test_unknown_profile_lists_close_matches():
     with pytest.raises(InputError) as info:
         load_catalog().get("TRAIN-CUDA-MECHANSIM")
-    assert str(info.value) == "built-in: unknown profile ID 'TRAIN-CUDA-MECHANSIM'; did you mean TRAIN-CUDA-MECHANISM, INF-CUDA-MECHANISM, PAR-CUDA-MECHANISM?"
+    assert str(info.value) == "unknown profile ID 'TRAIN-CUDA-MECHANSIM' in the built-in catalog; did you mean TRAIN-CUDA-MECHANISM, INF-CUDA-MECHANISM, PAR-CUDA-MECHANISM?"
 
 
 def test_hidden_base_layers_resolve_but_are_not_listed():

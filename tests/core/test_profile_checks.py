@@ -81,7 +81,9 @@ def test_required_module_live_location():
     snap = make_snapshot(modules={"numpy": "/env/lib/numpy/__init__.py", "flash_attn": ""})
     by = {c.subject: c for c in results(snap, prof, "MOD001")}
     assert by["numpy"].verdict == "ok"
-    assert by["flash_attn"].verdict == "blocked" and "'flash-attn>=2.6'" in by["flash_attn"].fix
+    # PKG001 reports flash-attn>=2.6 missing with its install command: MOD001 says so, once
+    assert by["flash_attn"].verdict == "blocked" and by["flash_attn"].consequence_of == "PKG001"
+    assert by["flash_attn"].fix == "installing flash-attn (PKG001 above) provides it"
 
 
 def test_required_module_claimed_but_missing_is_a_broken_install():

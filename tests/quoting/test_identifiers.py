@@ -11,10 +11,9 @@ import msgspec
 import pytest
 
 from stackcheck.catalog import load_catalog
-from stackcheck.cli import main
 from stackcheck.errors import InputError
 from stackcheck.identifiers import NAME_CHARS, name_problem, printable, problem, require, shown, topic_problem
-from tests.factories import SNAPSHOTS
+from tests.factories import SNAPSHOTS, run_cli
 from tests.results.conftest import REGISTRY, full_draft, snapshot_path
 
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -138,14 +137,7 @@ def sc(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter-data"))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter-path"))
 
-    def run(*argv):
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as done:
-            main(list(argv))
-        out = capsys.readouterr()
-        return done.value.code, out.out, out.err
-
-    return run
+    return lambda *argv: run_cli(capsys, *argv)
 
 
 def refused(sc, *argv, field: str):

@@ -26,6 +26,7 @@ from stackcheck.environment import load_snapshot
 from stackcheck.identifiers import printable
 from stackcheck.judge import judge
 from stackcheck.knowledge import load_knowledge
+from stackcheck.models.finding import by_severity_then_cause
 from stackcheck.render.text import report_text
 from tests.factories import SNAPSHOTS
 from tests.quoting import hostile as H
@@ -48,7 +49,8 @@ def interpreter(sandbox):
 
 
 def _fixes(report, origin: str):
-    return [(origin, c.id, c.fix) for c in report.checks if c.fix]
+    combined = [(origin, "fix_all", f) for f in report.fix_all]
+    return [(origin, c.id, c.fix) for c in report.checks if c.fix] + combined
 
 
 def judged_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
@@ -314,6 +316,7 @@ def test_every_printed_command_runs_exactly_what_it_shows(sandbox, interpreter, 
         "HYG005",
         "HYG006",
         "r $(touch x)",
+        "fix_all",
     }
     hostile = [c for c in pasted if "touch pwned" in c or "touch x" in c]
     texts = {fix for _, _, fix in fixes}
@@ -353,8 +356,6 @@ def test_reports_print_one_line_per_fact_however_hostile(interpreter):
             shown = [line for line in lines if line.startswith("            fix:      ")]
             assert shown == [
                 f"            fix:      {printable(c.fix)}"
-                for c in sorted(
-                    (c for c in report.checks if c.fix and c.verdict in ("warning", "blocked")),
-                    key=lambda c: ({"blocked": 0, "warning": 1}[c.verdict], c.id),
-                )
+                for c in by_severity_then_cause(report.checks)  # a cause before its consequences
+                if c.fix and c.verdict in ("warning", "blocked")
             ]

@@ -72,7 +72,7 @@ def full_draft(raw_log: Path | None = None, **changes) -> dict:
             "dtype": "bfloat16",
         },
         "backend": {"name": "transformers", "version": "4.57.1", "args": {"attn_implementation": "sdpa"}},
-        "workload": {"manifest_sha256": MANIFEST, "samples": 200, "concurrency": 1, "input_tokens": 512, "output_tokens": 128, "seed": 0},
+        "workload": {"kind": "inference", "manifest_sha256": MANIFEST, "samples": 200, "concurrency": 1, "input_tokens": 512, "output_tokens": 128, "seed": 0},
         "metrics": {"latency_p50_ms": {"value": 41.2, "unit": "ms", "repetitions": [41.0, 41.2, 41.9]}},
         "tolerance": {"*": 0.05},
         "status": "ok",

@@ -94,7 +94,7 @@ def test_validate_the_ledger_reports_tampered_and_corrupt_records(sc, tmp_path):
     open(a["path"], "w").write(json.dumps(data))
     open(b["path"], "w").write("garbage")
     code, out, _ = sc("validate")
-    assert code == 1 and "tampered" in out and "malformed JSON" in out
+    assert code == 1 and "tampered" in out and "not JSON: starts with 'garbage'" in out
     code, out, err = sc("list")  # never fatal: both skipped, each named once
     assert code == 0 and "no records" in out and err.count("skipped") == 2
 

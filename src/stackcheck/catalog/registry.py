@@ -152,9 +152,13 @@ class Catalog:
         except KeyError:
             import difflib
 
-            close = difflib.get_close_matches(profile_id, list(self._entries), n=3, cutoff=0.5)
+            same = [i for i in self._entries if i.casefold() == profile_id.casefold()]
+            folded = {i.casefold(): i for i in self._entries}
+            near = difflib.get_close_matches(profile_id.casefold(), list(folded), n=3, cutoff=0.5)
+            close = same or [folded[c] for c in near]
             hint = f"; did you mean {', '.join(close)}?" if close else "; see `stackcheck profiles list`"
-            raise InputError(f"{self.source}: unknown profile ID {profile_id!r}{hint}") from None
+            where = "the built-in catalog" if self.source == BUILTIN else self.source
+            raise InputError(f"unknown profile ID {profile_id!r} in {where}{hint}") from None
 
 
 def load_entries(path: Path | None) -> tuple[dict[str, Entry], str]:
@@ -163,8 +167,10 @@ def load_entries(path: Path | None) -> tuple[dict[str, Entry], str]:
         return builtin_entries(), BUILTIN
     registry = read_registry(path)
     entries = builtin_entries() if registry.include_builtin else {}
-    _add(entries, registry, str(path), replace=set(entries))
-    return entries, str(path)
+    from stackcheck.fileio import source_name
+
+    _add(entries, registry, source_name(path), replace=set(entries))
+    return entries, source_name(path)
 
 
 def load_catalog(registry: str | None = None, cwd: str | None = None) -> Catalog:

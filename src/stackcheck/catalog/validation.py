@@ -17,6 +17,7 @@ from typing import Any, get_args
 import msgspec
 
 from stackcheck import identifiers
+from stackcheck.shellcmd import command
 from stackcheck.catalog.layering import ProfileError, ancestry, parse_requirement, requirement_key, resolve
 from stackcheck.catalog.registry import Entry, builtin_entries, builtin_files, builtin_label, find_registry
 from stackcheck.models.profile import DocsLinks, EvidenceScope, Forbidden, GpuRequirement, PlatformConstraint, Profile, Registry
@@ -49,7 +50,9 @@ def validate(path: str | None = None, cwd: str | None = None) -> list[Problem]:
     target = Path(path) if path else find_registry(cwd)
     if target is None:
         return _Validator({}).run([(p, builtin_label(p)) for p in builtin_files()])
-    return _Validator(None).run([(target, str(target))])
+    from stackcheck.fileio import source_name
+
+    return _Validator(None).run([(target, source_name(target))])
 
 
 class _Validator:
@@ -123,7 +126,9 @@ class _Validator:
                 self._register(Entry(Profile(id=label), file, index))
             return
         if "layers" in item and item["layers"]:
-            self.add(file, label, "layers", "filled by the resolver; do not write it by hand")
+            export = command("stackcheck", "profiles", "export", label)
+            why = "filled by the resolver, not written by hand"
+            self.add(file, label, "layers", f"{why} (`{export}` writes an entry a registry accepts)")
         self._register(Entry(profile, file, index))
 
     def _register(self, entry: Entry) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from stackcheck.checks.context import pip_command
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
 from stackcheck.knowledge.base import Knowledge, release_of, version
 from stackcheck.knowledge.facts import TorchBuild, cuda_torch, driver_fit, official_build, torch_archs
 from stackcheck.knowledge.scope import ScopeMatch, dist_index
+from stackcheck.models.finding import PipInstall
 
 INDEX_URL = "https://download.pytorch.org/whl/cu{}"
 SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html")
@@ -22,8 +24,8 @@ SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy
 
 def install_torch(
     ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str], driver_cuda: str | None = None, same_release: bool = False
-) -> str | None:
-    """The pip command for the newest torch build that runs with ``driver`` on GPUs ``ccs``,
+) -> PipInstall | None:
+    """The pip install (as data) of the newest torch build that runs with ``driver`` on GPUs ``ccs``,
     preferring the installed release (``same_release``: only it, and only without compatibility
     mode); companions (torchvision/torchaudio) follow the release."""
     snap = ctx.snapshot
@@ -46,7 +48,7 @@ def install_torch(
         paired = getattr(rel, name)
         if dist_index(snap).get(name) is not None and paired:
             reqs.append(f"{name}=={paired}.*")
-    return ctx.pip_install(*reqs, "--index-url", INDEX_URL.format(cuda.replace(".", "")))
+    return ctx.install(*reqs, index_url=INDEX_URL.format(cuda.replace(".", "")))
 
 
 @check(
@@ -77,9 +79,10 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
     observed += f" with torch {build.version} (CUDA {build.cuda})"
     if fit.band != "ok":  # below the floor any fitting release will do; in compatibility mode only this one
         ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
-        alt = install_torch(
+        install = install_torch(
             ctx, kb, build, driver=fit.driver or None, ccs=ccs, driver_cuda=fit.driver_cuda or None, same_release=fit.band == "compat-mode"
         )
+        alt = pip_command(install) if install else None  # an alternative to the driver upgrade
     if fit.band == "below-floor":
         target = req.toolkit_driver or req.mvc_floor
         fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")
@@ -151,12 +154,15 @@ def gpu_archs(ctx) -> Iterator[Outcome]:
         if kb.covers(archs, cc):
             yield ok(f"{name} CC {cc} covered by {' '.join(archs)}", subject=subject)
             continue
-        alt = install_torch(ctx, kb, build, driver=snap.accelerators.driver_version or None, ccs=ccs)
+        install = install_torch(ctx, kb, build, driver=snap.accelerators.driver_version or None, ccs=ccs)
         verdict = blocked if verified else warning
         yield verdict(
             f"{name} (CC {cc}); torch {build.version} (CUDA {build.cuda}) carries {' '.join(archs)} [{source}]",
             f"a build with sm_{cc.replace('.', '')} (or an older sm_{cc.split('.')[0]}x / PTX <= {cc})",
-            f"Install a torch build that covers CC {cc}: {alt}" if alt else f"No known torch build covers CC {cc} with this driver; upgrade the driver or the GPU.",
+            f"Install a torch build that covers CC {cc}: {pip_command(install)}"
+            if install
+            else f"No known torch build covers CC {cc} with this driver; upgrade the driver or the GPU.",
             subject=subject,
             category="gpu-arch-unsupported",
+            install=install,
         )

@@ -5,9 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from stackcheck.models.finding import PipInstall
 from stackcheck.models.profile import Profile
-from stackcheck.models.snapshot import Snapshot
+from stackcheck.models.snapshot import Snapshot, normalize_name
 from stackcheck.shellcmd import chain, command
+
+# torch and the companions download.pytorch.org publishes per build (cpu, cu128 …)
+TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio"})
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 @dataclass
@@ -27,6 +32,33 @@ class Context:
         and pip options, e.g. ``"torch==2.8.0", "--index-url", URL``); advice instead for an
         interpreter the operating system manages (PEP 668)."""
         return pip_install_for(self.interpreter, args, externally_managed=bool(self.externally_managed))
+
+    def install(
+        self, *requirements: str, index_url: str | None = None, options: tuple[str, ...] = ()
+    ) -> PipInstall:
+        """A pip-install fix as data (``blocked(..., fix=ctx.install(...))`` prints it as a
+        command); a torch-family requirement of a CPU profile gets the CPU index where PyPI's
+        default is the CUDA build (see :meth:`torch_index`)."""
+        if index_url is None:
+            index_url = next(filter(None, map(self.torch_index, requirements)), None)
+        return PipInstall(python=self.interpreter, requirements=list(requirements),
+                          index_url=index_url, options=list(options),
+                          externally_managed=bool(self.externally_managed))
+
+    def torch_index(self, requirement: str) -> str | None:
+        """The index a torch-family ``requirement`` should come from for this profile: the CPU
+        index for a profile without a GPU on Linux, where PyPI's torch is the multi-GB CUDA
+        build (on macOS and Windows PyPI's torch is the CPU build); None (PyPI) otherwise."""
+        from stackcheck.deps.index import parse_requirement
+
+        req = parse_requirement(requirement)
+        if req is None or normalize_name(req.name) not in TORCH_FAMILY:
+            return None
+        if self.profile is None or self.profile.gpu is not None:
+            return None
+        if (self.snapshot.platform.system or "").lower() in ("darwin", "windows"):
+            return None
+        return TORCH_CPU_INDEX
 
     def pip_uninstall(self, *names: str) -> str:
         return pip_uninstall_for(self.interpreter, names, externally_managed=bool(self.externally_managed))
@@ -83,6 +115,14 @@ def pip_uninstall_for(python: str, names, *, externally_managed: bool = False) -
 
 def _new_venv(python: str) -> str:
     return chain(command(python, "-m", "venv", ".venv"), command("source", ".venv/bin/activate"))
+
+
+def pip_command(fix: PipInstall) -> str:
+    """The paste-able command of a pip-install fix: options, requirements, then the index
+    (advice instead, for an interpreter the operating system manages)."""
+    index = ["--index-url", fix.index_url] if fix.index_url else []
+    return pip_install_for(fix.python, [*fix.options, *fix.requirements, *index],
+                           externally_managed=fix.externally_managed)
 
 
 _PIP_OPTIONS_WITH_VALUE = frozenset({"--index-url", "--extra-index-url", "-i"})

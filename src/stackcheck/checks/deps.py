@@ -64,7 +64,7 @@ def broken_requirements(ctx):
         yield outcome(
             observed=p.message(),
             expected=install_spec(p.requirement) + (" installed" if p.state == "missing" else ""),
-            fix=ctx.pip_install(install_spec(p.requirement)),
+            fix=ctx.install(install_spec(p.requirement)),
             subject=normalize_name(p.package),
             evidence=evidence,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from stackcheck.checks.context import pip_command
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
 from stackcheck.shellcmd import code, command
 from stackcheck.versions import parse_version
@@ -26,11 +27,42 @@ def _gpu_profile(ctx):
     return ctx.profile.gpu if ctx.profile is not None else None
 
 
+def _gpu_list_unknown(acc) -> bool:
+    """A driver is there but no GPU is listed, and no failure says why (a collect_env paste
+    whose "GPU models and configuration" is "Could not collect"): the GPUs are not known to be
+    absent, only not known."""
+    return acc.status == "ok" and not acc.gpus and bool(acc.driver_version or acc.cuda_driver_version) and (
+        not acc.error or acc.source == "collect_env"
+    )
+
+
+def _no_gpu_reason(ctx) -> str:
+    """Why a per-GPU check has nothing to judge (GPU002, GPU003)."""
+    unknown = _gpu_list_unknown(ctx.snapshot.accelerators)
+    return "the GPU list is unknown (see GPU001)" if unknown else "no visible GPU (see GPU001)"
+
+
 def _no_gpu_outcome(ctx, need: str):
-    """Why there are no GPUs to judge, as a blocked outcome with the right fix."""
+    """Why there are no GPUs to judge, as a blocked outcome with the right fix (a warning when
+    the facts do not list the GPUs of a machine that has a driver)."""
     acc = ctx.snapshot.accelerators
-    if acc.status in ("failed", "timeout"):
-        observed = f"GPU facts could not be gathered ({acc.status}): {acc.error or 'no detail'}"
+    if _gpu_list_unknown(acc):
+        driver = (
+            f"NVIDIA driver {acc.driver_version}"
+            if acc.driver_version
+            else f"a driver for CUDA {acc.cuda_driver_version}"
+        )
+        snapshot = command("stackcheck", "snapshot", "--json", "-o", "env.json")
+        return warning(
+            observed=f"the GPU list is unknown: {driver} is installed, but {acc.error or 'no GPU is listed'}",
+            expected=need,
+            fix=f"list the GPUs on that machine (`{command('nvidia-smi', '-L')}`); "
+            f"a snapshot taken there records them: {code(snapshot)}",
+            category="gpu-list-unknown",
+        )
+    if acc.status in ("failed", "timeout") or (acc.error and not acc.gpus):  # e.g. driver/library mismatch
+        status = f" ({acc.status})" if acc.status != "ok" else ""
+        observed = f"GPU facts could not be gathered{status}: {acc.error or 'no detail'}"
         fix = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
     else:
         observed = "no NVIDIA GPU found" + (f" (looked at {', '.join(acc.looked_for)})" if acc.looked_for else "")
@@ -43,7 +75,7 @@ def _no_gpu_outcome(ctx, need: str):
         observed += f"; CUDA_VISIBLE_DEVICES={visible_env!r} hides {len(acc.gpus)} GPU(s)"
         unset = command("unset", "CUDA_VISIBLE_DEVICES")
         fix = f"correct CUDA_VISIBLE_DEVICES, or show every GPU: {code(unset)}"
-    return blocked(observed=observed, expected=need, fix=fix)
+    return blocked(observed=observed, expected=need, fix=fix, category="no-gpu")
 
 
 def _skip_gpu(ctx) -> str:
@@ -99,7 +131,7 @@ def gpu_memory(ctx):
         return
     gpus = ctx.snapshot.visible_gpus()
     if not gpus:
-        yield skipped("no visible GPU (see GPU001)")
+        yield skipped(_no_gpu_reason(ctx))
         return
     for g in gpus:
         if g.memory_total_bytes is None:
@@ -140,7 +172,7 @@ def gpu_capability(ctx):
         return
     gpus = ctx.snapshot.visible_gpus()
     if not gpus:
-        yield skipped("no visible GPU (see GPU001)")
+        yield skipped(_no_gpu_reason(ctx))
         return
     lo, hi = _cc(need.min_compute_capability or ""), _cc(need.max_compute_capability or "")
     expected = " and ".join(
@@ -187,9 +219,10 @@ def _index_url(cuda: str) -> str:
     return f"https://download.pytorch.org/whl/{cuda_tag(cuda)}"
 
 
-def torch_install_fix(ctx, torch_version: str, cuda: str) -> str:
+def torch_install_fix(ctx, torch_version: str, cuda: str):
+    """This torch release from the download.pytorch.org index of CUDA ``cuda`` (a PipInstall)."""
     base = torch_version.split("+")[0]
-    return ctx.pip_install(f"torch=={base}", "--index-url", _index_url(cuda))
+    return ctx.install(f"torch=={base}", index_url=_index_url(cuda))
 
 
 @check(
@@ -219,9 +252,10 @@ def torch_cuda_build(ctx):
     if t.cuda and (built := parse_version(t.cuda)) is not None and spec.contains(built, prereleases=True):
         yield ok(observed=f"torch {t.version} built with CUDA {t.cuda}", expected=f"CUDA {need.torch_cuda}")
         return
-    fix = _fix_for_cuda_spec(ctx, t.version, spec, need.torch_cuda)
+    fix, install = _fix_for_cuda_spec(ctx, t.version, spec, need.torch_cuda)
     build = f"CUDA {t.cuda}" if t.cuda else ("ROCm " + t.hip if t.hip else "CPU-only")
-    yield blocked(observed=f"torch {t.version} is a {build} build", expected=f"CUDA {need.torch_cuda}", fix=fix)
+    observed = f"torch {t.version} is a {build} build"
+    yield blocked(observed=observed, expected=f"CUDA {need.torch_cuda}", fix=fix, install=install)
 
 
 @check(
@@ -259,21 +293,35 @@ def cpu_torch_on_gpu(ctx):
     )
 
 
-def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: str) -> str:
-    """Reinstall this torch release from a CUDA index inside ``spec`` (the newest the driver
-    runs); when this release has no such build, the profile's own torch range from one."""
+def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: str):
+    """(fix, PipInstall or None): reinstall this torch release from a CUDA index inside
+    ``spec`` (the newest the driver runs) when the profile admits the release; otherwise the
+    profile's own torch range from such an index."""
     driver_cuda = ctx.snapshot.accelerators.cuda_driver_version
+    wanted = _profile_torch_requirement(ctx)
     same_release = [c for c in _builds_for_driver(ctx, torch_version, driver_cuda) if spec.contains(c, prereleases=True)]
-    if same_release:
-        return torch_install_fix(ctx, torch_version, same_release[-1])
+    if same_release and _admits(wanted, torch_version):
+        install = torch_install_fix(ctx, torch_version, same_release[-1])
+        return pip_command(install), install
     any_release = [c for c in _KNOWN_CUDA_BUILDS if spec.contains(c, prereleases=True) and _driver_runs(driver_cuda, c)]
     if not any_release:
-        return f"install a torch build for CUDA {spec_text}, after upgrading the driver (it supports CUDA {driver_cuda or 'unknown'})"
-    wanted = _profile_torch_requirement(ctx) or "torch"
-    return (
-        f"torch {torch_version.split('+')[0]} has no CUDA {spec_text} build: "
-        + ctx.pip_install(wanted, "--index-url", _index_url(any_release[-1]))
-    )
+        supports = driver_cuda or "unknown"
+        fix = f"install a torch build for CUDA {spec_text}, after upgrading the driver"
+        fix += f" (it supports CUDA {supports})"
+        return fix, None
+    install = ctx.install(wanted or "torch", index_url=_index_url(any_release[-1]))
+    why = "has no" if not same_release else "is outside the profile's torch range; install a"
+    release = torch_version.split("+")[0]
+    return f"torch {release} {why} CUDA {spec_text} build: {pip_command(install)}", install
+
+
+def _admits(requirement: str | None, torch_version: str) -> bool:
+    """Whether the profile's torch requirement admits the installed release (no requirement: yes)."""
+    from stackcheck.deps.index import parse_requirement, parse_version
+
+    req = parse_requirement(requirement) if requirement else None
+    version = parse_version(torch_version)
+    return req is None or version is None or req.specifier.contains(version, prereleases=True)
 
 
 def _profile_torch_requirement(ctx) -> str | None:

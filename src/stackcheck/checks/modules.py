@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from stackcheck.checks.context import pip_command
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
 from stackcheck.shellcmd import code, command
 
@@ -40,16 +41,17 @@ def required_modules(ctx):
             observed = f"`import {name}` would fail: not found on sys.path of {ctx.interpreter}"
             if providers:
                 observed += f" although {', '.join(providers)} claims it (broken install or shadowing)"
-                reinstall = ctx.pip_install("--force-reinstall", providers[0].split()[0])
+                reinstall = ctx.install(providers[0].split()[0], options=("--force-reinstall",))
                 doctor = code(command("stackcheck", "doctor"))
+                again = pip_command(reinstall)
                 fix = (
-                    f"reinstall it: {code(reinstall)}, then look for isolation faults: {doctor}"
+                    f"reinstall it: {code(again)}, then look for isolation faults: {doctor}"
                     if not ctx.externally_managed
-                    else f"look for isolation faults ({doctor}); {reinstall}"
+                    else f"look for isolation faults ({doctor}); {again}"
                 )
+                yield blocked(observed, f"import {name}", fix, subject=name, install=reinstall)
             else:
-                fix = ctx.pip_install(_guess_distribution(ctx, name))
-            yield blocked(observed=observed, expected=f"import {name}", fix=fix, subject=name)
+                yield blocked(observed, f"import {name}", subject=name, **_install(ctx, name))
             continue
         # recorded snapshot: infer from distributions and the standard library
         top = name.split(".")[0]
@@ -64,8 +66,8 @@ def required_modules(ctx):
             yield blocked(
                 observed=f"no installed distribution provides {top!r}",
                 expected=f"import {name}",
-                fix=ctx.pip_install(_guess_distribution(ctx, name)),
                 subject=name,
+                **_install(ctx, name),
             )
 
 
@@ -83,8 +85,23 @@ _DIST_FOR_MODULE = {
 }
 
 
-def _guess_distribution(ctx, module: str) -> str:
-    """Prefer a profile requirement of the same name; else the known alias; else the name."""
+def _install(ctx, module: str) -> dict:
+    """The fix for a module no distribution provides: install the distribution, or, when it is
+    a profile requirement PKG001 already reports, say so instead of repeating that fix."""
+    from stackcheck.checks.packages import requirement_index
+    from stackcheck.deps.index import parse_requirement
+
+    spec, requirement = _guess_distribution(ctx, module)
+    state = requirement_index(ctx).evaluate(requirement).state if requirement is not None else None
+    if state in ("missing", "mismatch"):
+        name = parse_requirement(requirement).name
+        return {"fix": f"installing {name} (PKG001 above) provides it", "consequence_of": "PKG001"}
+    return {"fix": ctx.install(spec)}
+
+
+def _guess_distribution(ctx, module: str) -> tuple[str, str | None]:
+    """(what to install, the profile requirement it comes from): a profile requirement of the
+    same name first; else the known alias; else the name."""
     from stackcheck.deps.index import parse_requirement
     from stackcheck.models.snapshot import normalize_name
 
@@ -96,5 +113,5 @@ def _guess_distribution(ctx, module: str) -> str:
     for text in ctx.profile.requirements:
         req = parse_requirement(text)
         if req is not None and normalize_name(req.name) == wanted:
-            return f"{req.name}{req.specifier}"
-    return wanted
+            return f"{req.name}{req.specifier}", text
+    return wanted, None

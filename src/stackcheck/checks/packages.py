@@ -8,18 +8,24 @@ from stackcheck.shellcmd import with_note
 from stackcheck.versions import parse_version, unparsable_version
 
 
-def _index(ctx) -> DistIndex:
+def requirement_index(ctx) -> DistIndex:
+    """The snapshot's distribution index, built once per judged context."""
     idx = ctx.options.get("_dist_index")
     if idx is None:
         idx = ctx.options["_dist_index"] = DistIndex(ctx.snapshot)
     return idx
 
 
+def _where(dist) -> str:
+    """`` (in LOCATION)``, or nothing where the facts do not say (a pasted collect_env)."""
+    return f" (in {dist.location})" if dist.location else ""
+
+
 def _judge_requirements(ctx, texts, *, missing_is_problem: bool):
     if ctx.snapshot.packages.status not in ("ok",):
         yield skipped(f"the snapshot has no package list ({ctx.snapshot.packages.status}, source {ctx.snapshot.packages.source or 'unknown'})")
         return
-    idx = _index(ctx)
+    idx = requirement_index(ctx)
     for text in texts:
         st = idx.evaluate(text)
         if st.state == "invalid":
@@ -33,14 +39,14 @@ def _judge_requirements(ctx, texts, *, missing_is_problem: bool):
                 yield blocked(
                     observed=f"{st.name} is not installed",
                     expected=text,
-                    fix=ctx.pip_install(install_spec(text)),
+                    fix=ctx.install(install_spec(text)),
                     subject=st.name,
                 )
         else:  # mismatch
             yield blocked(
-                observed=f"{st.dist.name} {st.installed} (in {st.dist.location})",
+                observed=f"{st.dist.name} {st.installed}{_where(st.dist)}",
                 expected=text,
-                fix=ctx.pip_install(install_spec(text)),
+                fix=ctx.install(install_spec(text)),
                 subject=st.name,
             )
 
@@ -91,7 +97,7 @@ def forbidden(ctx):
     if ctx.snapshot.packages.status != "ok":
         yield skipped("the snapshot has no package list")
         return
-    idx = _index(ctx)
+    idx = requirement_index(ctx)
     for entry in ctx.profile.forbidden:
         st = idx.evaluate(entry.requirement)
         # an installed version that cannot be read is never shown to be outside the range
@@ -103,7 +109,7 @@ def forbidden(ctx):
                 fix = with_note(fix, f"or run this experiment under profile {entry.use_instead}")
             shown = unparsable_version(st.installed) if unreadable else st.installed
             yield blocked(
-                observed=f"{st.dist.name} {shown} is installed (in {st.dist.location})",
+                observed=f"{st.dist.name} {shown} is installed{_where(st.dist)}",
                 expected=f"no {entry.requirement}{why}",
                 fix=fix,
                 subject=st.name,

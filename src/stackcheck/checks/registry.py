@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from stackcheck.models.finding import CheckResult, Verdict, internal_error
+from stackcheck.models.finding import CheckResult, PipInstall, Verdict, internal_error
 
 PREFLIGHT = "preflight"
 DOCTOR = "doctor"
@@ -31,18 +31,30 @@ class Outcome(msgspec.Struct, kw_only=True):
     category: str | None = None
     evidence: dict[str, str] = {}
     title: str | None = None  # overrides the check's title (e.g. per-subject wording)
+    install: PipInstall | None = None  # the fix as a pip install (see Context.install)
+    consequence_of: str | None = None  # the check whose finding explains this one
+
+
+def _fix(fix, kw: dict):
+    """A fix given as a :class:`PipInstall` is printed as its command and kept as data."""
+    if isinstance(fix, PipInstall):
+        from stackcheck.checks.context import pip_command
+
+        kw["install"] = fix
+        return pip_command(fix)
+    return fix
 
 
 def ok(observed: str = "", expected: str = "", **kw) -> Outcome:
     return Outcome(verdict="ok", observed=observed, expected=expected, **kw)
 
 
-def warning(observed: str, expected: str, fix: str | None, **kw) -> Outcome:
-    return Outcome(verdict="warning", observed=observed, expected=expected, fix=fix, **kw)
+def warning(observed: str, expected: str, fix: str | PipInstall | None, **kw) -> Outcome:
+    return Outcome(verdict="warning", observed=observed, expected=expected, fix=_fix(fix, kw), **kw)
 
 
-def blocked(observed: str, expected: str, fix: str | None, **kw) -> Outcome:
-    return Outcome(verdict="blocked", observed=observed, expected=expected, fix=fix, **kw)
+def blocked(observed: str, expected: str, fix: str | PipInstall | None, **kw) -> Outcome:
+    return Outcome(verdict="blocked", observed=observed, expected=expected, fix=_fix(fix, kw), **kw)
 
 
 def skipped(reason: str, **kw) -> Outcome:
@@ -121,6 +133,27 @@ def all_checks() -> dict[str, CheckSpec]:
     return dict(sorted(_CHECKS.items()))
 
 
+def matches(pattern: str, check_id: str) -> bool:
+    """A check ID (``GPU001``) names itself; an ID prefix (``GPU``, ending in a letter) names
+    every check it starts."""
+    prefix = bool(pattern) and not pattern[-1].isdigit()
+    return check_id == pattern or (prefix and check_id.startswith(pattern))
+
+
+def unknown_skip(patterns: Iterable[str]) -> tuple[str, list[str]] | None:
+    """The first of ``patterns`` that names no registered check (as an ID, or as the letters an
+    ID starts with: ``GPU``, ``KB``), with the close matches among those; None when all do."""
+    import difflib
+
+    ids = list(all_checks())
+    prefixes = sorted({i.rstrip("0123456789") for i in ids})
+    for pattern in patterns:
+        p = pattern.upper()
+        if p not in ids and p not in prefixes:
+            return pattern, difflib.get_close_matches(p, prefixes + ids, n=3, cutoff=0.6)
+    return None
+
+
 def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]:
     """Run every check registered for ``command`` against ``ctx``.
 
@@ -135,7 +168,7 @@ def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]
             continue
         if spec.needs_profile and ctx.profile is None:
             continue
-        if skip and any(spec.id == s or (not s[-1].isdigit() and spec.id.startswith(s)) for s in skip):
+        if skip and any(matches(s, spec.id) for s in skip):
             results.append(
                 CheckResult(id=spec.id, title=spec.title, verdict="skipped", reason="skipped by --skip")
             )
@@ -162,4 +195,6 @@ def _run_one(spec: CheckSpec, ctx) -> Iterator[CheckResult]:
             reason=o.reason,
             category=o.category,
             evidence=o.evidence,
+            install=o.install,
+            consequence_of=o.consequence_of,
         )

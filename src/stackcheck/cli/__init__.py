@@ -18,7 +18,7 @@ from stackcheck import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "snapshot": ("snapshot:snapshot", "Capture the runtime snapshot of an environment."),
     "preflight": ("preflight:preflight", "Check an environment against a profile: ok / warning / blocked."),
-    "profiles": ("profiles:profiles", "List, show, validate and document environment profiles."),
+    "profiles": ("profiles:profiles", "List, show, export, validate and document environment profiles."),
     "doctor": ("doctor:doctor", "Find isolation and integrity faults (no profile needed)."),
     "deps": ("deps:deps", "Distribution graph: tree, why PKG, conflicts."),
     "explain": ("explain:explain", "Explain a check ID or knowledge rule and how to fix it."),
@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kernel": ("kernel:kernel", "Register and check Jupyter kernels for this environment."),
     "schema": ("schema:schema", "Print or write the JSON Schemas of the contracts."),
     "knowledge": ("knowledge:knowledge", "Maintain the knowledge base: refresh its tables from the package indexes."),
+    "completion": ("completion:completion", "Print the shell completion script (bash, zsh, fish)."),
 }
 
 
@@ -62,7 +63,10 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, "-V", "--version", prog_name="stackcheck")
-def cli() -> None:
+@click.option("--no-color", is_flag=True,
+              help="No colour in the output (also NO_COLOR=1; FORCE_COLOR=1 colours even when piped).")
+@click.pass_context
+def cli(ctx: click.Context, no_color: bool) -> None:
     """stackcheck keeps ML/LLM experiment environments honest.
 
     \b
@@ -74,7 +78,12 @@ def cli() -> None:
 
     Exit codes: 0 ok (also with warnings), 1 blocked / invalid / refused or a
     check failed (--strict: warnings too), 2 usage error or unreadable input.
+
+    Shell completion: eval "$(stackcheck completion bash)" (zsh, fish alike).
     """
+    from stackcheck.cli.common import NO_COLOR_KEY
+
+    ctx.meta[NO_COLOR_KEY] = no_color
 
 
 def _shield_from_pythonpath() -> bool:

@@ -8,7 +8,7 @@ import click
 
 from stackcheck.cli.common import (
     checked,
-    emit_json,
+    emit_report,
     finish,
     json_option,
     python_option,
@@ -59,7 +59,6 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
     """
     from stackcheck.accept import accept as run_acceptance
     from stackcheck.models.finding import exit_code
-    from stackcheck.render.text import report_text
 
     profile, source = None, None
     if profile_id:
@@ -82,10 +81,8 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
         registry_source=source,
         progress=progress,
     )
-    if as_json:
-        emit_json(result.report)
-    else:
-        click.echo(report_text(result.report, verbose=verbose), nl=False)
+    emit_report(result.report, as_json=as_json, verbose=verbose)
+    if not as_json:
         if verbose:  # for acceptance the evidence of the passing steps is the point
             for c in result.report.checks:
                 if c.verdict == "ok" and c.observed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -79,6 +80,31 @@ def finish(code: int) -> None:
     ctx.exit(code)
 
 
+def use_color() -> bool:
+    """Whether human output gets colour: never with ``--no-color`` or a non-empty NO_COLOR;
+    with a non-empty FORCE_COLOR even when stdout is not a terminal; else when it is one.
+    (Machine output — JSON, Markdown — is never painted: its callers do not ask.)"""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.find_root().meta.get(NO_COLOR_KEY):
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+NO_COLOR_KEY = "stackcheck.no_color"  # set on the root context by `stackcheck --no-color`
+
+
+def echo_text(text: str, painted: bool) -> None:
+    """Human text on stdout; ``painted`` text keeps its colour (click would strip it off a terminal)."""
+    click.echo(text, nl=False, color=True if painted else None)
+
+
 def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bool = False) -> None:
     """Print a judging command's Report: JSON, a Markdown table, or the readable text."""
     if as_json:
@@ -86,13 +112,36 @@ def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bo
         return
     from stackcheck.render.text import report_markdown, report_text
 
-    text = report_markdown(report) if as_markdown else report_text(report, verbose=verbose)
-    click.echo(text, nl=False)
+    if as_markdown:
+        click.echo(report_markdown(report), nl=False)
+        return
+    color = use_color()
+    echo_text(report_text(report, verbose=verbose, color=color), color)
 
 
 def split_ids(values: tuple[str, ...]) -> list[str]:
-    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]."""
-    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]; an ID or prefix that
+    names no check is a one-line error with the close matches."""
+    ids = [part.strip() for v in values for part in v.split(",") if part.strip()]
+    from stackcheck.checks.registry import unknown_skip
+
+    bad = unknown_skip(ids) if ids else None
+    if bad:
+        from stackcheck.errors import InputError
+
+        name, close = bad
+        hint = f"did you mean {', '.join(close)}?" if close else "`stackcheck explain --list` lists them"
+        raise InputError(f"--skip: {name!r} is not a check ID or prefix; {hint}")
+    return ids
+
+
+def one_output(**flags: bool) -> None:
+    """At most one of the output formats (``one_output(json=as_json, markdown=as_markdown)``)."""
+    given = [f"--{name}" for name, on in flags.items() if on]
+    if len(given) > 1:
+        from stackcheck.errors import InputError
+
+        raise InputError(f"{' and '.join(given)} cannot be combined: choose one output")
 
 
 def judge_environment(command: str, *, profile=None, python_path=None, kernel_name=None, snapshot_file=None,
@@ -103,6 +152,7 @@ def judge_environment(command: str, *, profile=None, python_path=None, kernel_na
     from stackcheck.judge import judge
     from stackcheck.probe import JUDGED
 
+    skip = split_ids(skip)  # before the probe: a typo costs no time
     if kernel_name:
         python_path = kernel_interpreter(kernel_name, python_path)
     snapshot = obtain_snapshot(
@@ -113,7 +163,7 @@ def judge_environment(command: str, *, profile=None, python_path=None, kernel_na
         sections=JUDGED,
         modules=tuple(profile.required_modules) if profile else (),
     )
-    report = judge(snapshot, command=command, profile=profile, skip=split_ids(skip), deep=deep)
+    report = judge(snapshot, command=command, profile=profile, skip=skip, deep=deep)
     if kernel_name:
         report.environment["kernel"] = kernel_name
     return report

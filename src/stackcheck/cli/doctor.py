@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_report, finish, judge_environment, judging_options
+from stackcheck.cli.common import emit_report, finish, judge_environment, judging_options, one_output
 
 
 @click.command()
@@ -27,6 +27,7 @@ def doctor(python_path, kernel_name, snapshot_file, collect_env_file, skip, as_j
       stackcheck doctor --kernel my-env --json
       stackcheck doctor --snapshot colleague.json --strict
     """
+    one_output(json=as_json, markdown=as_markdown)
     from stackcheck.models.finding import exit_code
 
     report = judge_environment(

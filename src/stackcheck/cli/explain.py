@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option
+from stackcheck.cli.common import emit_json, finish, json_option, one_output
 
 
 @click.command()
@@ -22,6 +22,7 @@ def explain(check_id, list_all, as_markdown, output, as_json):
       stackcheck explain --list
       stackcheck explain --markdown -o docs/checks.md
     """
+    one_output(json=as_json, markdown=as_markdown)
     import stackcheck.checks._external  # noqa: F401  (registers checks other commands run)
     from stackcheck.checks.registry import all_checks
 

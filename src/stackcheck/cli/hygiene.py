@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, strict_option
+from stackcheck.cli.common import emit_report, finish, json_option, strict_option
 
 
 @click.command()
@@ -29,13 +29,10 @@ def hygiene(path: str, max_weight_size: str, ignore_file: str | None, verbose: b
     """
     from stackcheck.hygiene import parse_size, scan
     from stackcheck.models.finding import exit_code
-    from stackcheck.render.text import report_text
 
     report = scan(path, max_weight_size=parse_size(max_weight_size), ignore_file=ignore_file)
-    if as_json:
-        emit_json(report)
-    else:
+    emit_report(report, as_json=as_json, verbose=verbose)
+    if not as_json:
         env = report.environment
-        click.echo(report_text(report, verbose=verbose), nl=False)
         click.echo(f"  scanned {env['files']} files ({env['mode']}) in {env['root']}; {env['ignored']} finding(s) accepted by the ignore file")
     finish(exit_code(report.verdict, strict))

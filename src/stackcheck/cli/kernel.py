@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import checked, emit_json, finish, json_option, registry_option, strict_option
+from stackcheck.cli.common import checked, emit_json, emit_report, finish, json_option, registry_option
+from stackcheck.cli.common import strict_option
 
 
 @click.group()
@@ -81,10 +82,5 @@ def check(names, profile_id, registry, as_json, verbose, strict):
 
         profile = load_catalog(registry).get(profile_id)
     report = check_kernels(list(names), profile)
-    if as_json:
-        emit_json(report)
-    else:
-        from stackcheck.render.text import report_text
-
-        click.echo(report_text(report, verbose=verbose), nl=False)
+    emit_report(report, as_json=as_json, verbose=verbose)
     finish(exit_code(report.verdict, strict))

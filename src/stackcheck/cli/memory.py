@@ -30,7 +30,8 @@ def _int(name: str, help: str):
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--config", "config_file", metavar="FILE", help="A Hugging Face config.json (nothing is downloaded).")
+@click.option("--config", "config_file", metavar="FILE",
+              help="A Hugging Face config.json ('-' for stdin; nothing is downloaded).")
 @_int("hidden_size", "Explicit size: hidden size (instead of --config).")
 @_int("layers", "Explicit size: decoder layers.")
 @_int("heads", "Explicit size: attention heads.")
@@ -57,9 +58,13 @@ def _int(name: str, help: str):
 @click.option("--optimizer", type=click.Choice(["adamw", "adamw8bit", "sgd"]), default="adamw", show_default=True)
 @click.option("--gpus", type=click.IntRange(1, 1 << 16), default=1, show_default=True, help="GPUs (tensor parallel for infer/serve, data parallel for training).")
 @click.option("--zero", type=click.IntRange(0, 3), default=0, show_default=True, help="DeepSpeed ZeRO stage for training.")
+@click.option("--offload-optimizer", is_flag=True,
+              help="Optimizer states and fp32 master weights in CPU RAM (ZeRO-Offload; training).")
 @click.option("--lora-rank", type=click.IntRange(1, 1 << 16), default=16, show_default=True)
 @click.option("--lora-targets", default="all-linear", show_default=True, help="Comma-separated Linear names (q,k,v,o,gate,up,down or q_proj,...), or all-linear.")
-@click.option("--gpu", "gpu_name", metavar="NAME", help="Target GPU by name (H100, A100-80GB, T4, RTX-4090 …).")
+@click.option("--gpu", "gpu_name", metavar="NAME",
+              help="Target GPU by name (H100, A100-80GB, T4, RTX-4090 …, "
+                   "or as nvidia-smi prints it: 'NVIDIA H100 80GB HBM3').")
 @click.option("--gpu-memory", metavar="SIZE", help="Target memory per GPU, e.g. 80GiB, 24GB (bare number: GiB).")
 @click.option("--gpu-memory-utilization", "utilization", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="vLLM-style fraction of GPU memory the engine may use (serve).")
@@ -68,7 +73,8 @@ def _int(name: str, help: str):
 @click.option("--non-torch-gib", type=click.FloatRange(0, _MAX_GIB), default=0.15, show_default=True, help="vLLM non-torch memory: NCCL, CUDA graphs … (serve).")
 @json_option
 def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, batch, concurrency, gradient_checkpointing,
-           attention, optimizer, gpus, zero, lora_rank, lora_targets, gpu_name, gpu_memory, utilization, overhead_gib,
+           attention, optimizer, gpus, zero, offload_optimizer, lora_rank, lora_targets, gpu_name, gpu_memory,
+           utilization, overhead_gib,
            serve_activation_gib, non_torch_gib, as_json, **sizes):
     """Estimate model memory: exact parameter count, then weights, KV cache, activations,
     gradients, optimizer states, logits and runtime overhead, each with its formula.
@@ -95,10 +101,10 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
     if config_file and (explicit or qkv_bias):
         raise InputError("--config and explicit sizes (--hidden-size …) cannot be combined")
     if config_file:
-        from stackcheck.fileio import load_json_any
+        from stackcheck.fileio import load_json_any, source_name
 
         cfg = load_json_any(config_file, "Hugging Face config.json")
-        source = config_file
+        source = source_name(config_file)
     elif explicit:
         cfg = {"model_type": "explicit", "tie_word_embeddings": False, "qkv_bias": qkv_bias, **explicit}
         source = "explicit sizes"
@@ -115,19 +121,21 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
         raise InputError(message) from None
     counts = architecture.count_parameters(arch)
 
-    memory_bytes = None
+    memory_bytes = compute_capability = None
     if gpu_name and gpu_memory:
         raise InputError("--gpu and --gpu-memory cannot be combined: give one target")
     if gpu_name:
         gpu = find_gpu(gpu_name)
-        memory_bytes, gpu_name = gpu.memory_bytes, gpu.name
+        memory_bytes, gpu_name, compute_capability = gpu.memory_bytes, gpu.name, gpu.compute_capability
     elif gpu_memory:
         memory_bytes = parse_size(gpu_memory)
     work = Workload(
         mode=mode, dtype=dtype, quant=quant, kv_dtype=kv_dtype, seq_len=seq_len, batch=batch, concurrency=concurrency,
         gradient_checkpointing=gradient_checkpointing, attention=attention, optimizer=optimizer, gpus=gpus, zero=zero,
-        lora_rank=lora_rank, lora_targets=[t.strip() for t in lora_targets.split(",") if t.strip()],
-        gpu_memory_bytes=memory_bytes, gpu_name=gpu_name, utilization=utilization,
+        offload_optimizer=offload_optimizer, lora_rank=lora_rank,
+        lora_targets=[t.strip() for t in lora_targets.split(",") if t.strip()],
+        gpu_memory_bytes=memory_bytes, gpu_name=gpu_name, gpu_compute_capability=compute_capability,
+        utilization=utilization,
         overhead_bytes=int(overhead_gib * GIB), serve_activation_bytes=int(serve_activation_gib * GIB),
         serve_non_torch_bytes=int(non_torch_gib * GIB),
     )
@@ -135,7 +143,9 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
     if as_json:
         emit_json(result)
     else:
+        from stackcheck.cli.common import echo_text, use_color
         from stackcheck.memory.render import estimate_text
 
-        click.echo(estimate_text(result), nl=False)
+        color = use_color()
+        echo_text(estimate_text(result, color=color), color)
     finish(1 if result.verdict == "does-not-fit" else 0)

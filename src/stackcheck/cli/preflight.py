@@ -12,6 +12,7 @@ from stackcheck.cli.common import (
     checked,
     judge_environment,
     judging_options,
+    one_output,
     registry_option,
 )
 
@@ -37,6 +38,7 @@ def preflight(profile_id, list_profiles, registry, python_path, kernel_name, sna
       stackcheck preflight -p INF-VLLM-011-CU128 --from-collect-env issue.txt --json
       stackcheck preflight -p PT-SFT-CUDA --skip GPU,CUDA     # CPU-only CI
     """
+    one_output(json=as_json, markdown=as_markdown)
     from stackcheck.catalog import load_catalog
 
     catalog = load_catalog(registry)
@@ -58,14 +60,12 @@ def preflight(profile_id, list_profiles, registry, python_path, kernel_name, sna
 
 
 def _list_profiles(catalog, as_json: bool) -> None:
-    rows = []
-    for pid in catalog.ids():
-        p = catalog.get(pid)
-        rows.append({"id": p.id, "category": p.category, "evidence_scope": p.evidence_scope, "title": p.title, "purpose": p.purpose})
+    rows = catalog.summaries()
     if as_json:
-        emit_json({"registry": catalog.source, "profiles": rows})
+        keys = ("id", "category", "evidence_scope", "title", "purpose")
+        emit_json({"registry": catalog.source, "profiles": [{k: getattr(r, k) for k in keys} for r in rows]})
         return
+    from stackcheck.cli.profiles import profile_table
+
     click.echo(f"profiles from {catalog.source}:")
-    width = max((len(r["id"]) for r in rows), default=10)
-    for r in rows:
-        click.echo(f"  {r['id']:<{width}}  {r['category']:<10}  {r['evidence_scope']:<10}  {r['title']}")
+    click.echo("\n".join(profile_table(rows)))

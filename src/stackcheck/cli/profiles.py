@@ -11,7 +11,7 @@ from stackcheck.cli.common import emit_json, finish, json_option, registry_optio
 
 @click.group()
 def profiles() -> None:
-    """List, show, validate and document environment profiles.
+    """List, show, export, validate and document environment profiles.
 
     \b
     The registry is --registry FILE, else requirements/environment-profiles.json
@@ -23,6 +23,7 @@ def profiles() -> None:
     Examples:
       stackcheck profiles list
       stackcheck profiles show PT-SFT-CUDA
+      stackcheck profiles export PT-SFT-CUDA -o requirements/environment-profiles.json
       stackcheck profiles validate requirements/environment-profiles.json
       stackcheck profiles docs --output docs/profiles-index.md
     """
@@ -42,11 +43,16 @@ def list_(registry: str | None, include_bases: bool, as_json: bool) -> None:
         emit_json({"source": catalog.source, "digest": catalog.digest, "profiles": rows})
         return
     click.echo(f"profiles from {catalog.source} ({catalog.digest[:19]}…)")
-    header = ("ID", "CATEGORY", "EVIDENCE", "TITLE")
-    table = [header] + [(r.id, r.category, r.evidence_scope, r.title) for r in rows]
+    click.echo("\n".join(profile_table(rows)))
+
+
+def profile_table(rows) -> list[str]:
+    """The profile listing of ``profiles list`` and ``preflight --list-profiles``: a header,
+    then one aligned row per profile (ID, category, evidence scope, title)."""
+    table = [("ID", "CATEGORY", "SCOPE", "TITLE")]
+    table += [(r.id, r.category, r.evidence_scope, r.title) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(3)]
-    for row in table:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in table]
 
 
 @profiles.command()
@@ -62,6 +68,12 @@ def show(profile_id: str, registry: str | None, raw: bool, as_json: bool) -> Non
     profile = catalog.raw(profile_id) if raw else catalog.get(profile_id)
     if as_json:
         emit_json(profile)
+        if not raw:
+            from stackcheck.shellcmd import command
+
+            export = command("stackcheck", "profiles", "export", profile_id)
+            click.echo("stackcheck: note: this is the resolved profile (`layers` is filled by the resolver); "
+                       f"`{export}` writes an entry a registry accepts", err=True)
         return
     click.echo(_render(profile, catalog.file(profile_id), raw), nl=False)
 
@@ -109,6 +121,43 @@ def _render(profile, file: str, raw: bool) -> str:
 
 
 @profiles.command()
+@click.argument("profile_ids", nargs=-1, required=True, metavar="ID...")
+@registry_option
+@click.option("--format", "fmt", type=click.Choice(["registry"]), default="registry", show_default=True,
+              help="registry: a registry file (--registry FILE, requirements/environment-profiles.json) "
+                   "holding the profiles.")
+@click.option("-o", "--output", metavar="FILE",
+              help="Write to FILE (atomically) and print its path, instead of stdout.")
+def export(profile_ids: tuple[str, ...], registry: str | None, fmt: str, output: str | None) -> None:
+    """Export resolved profiles as a registry entry that --registry accepts.
+
+    Each profile is flattened: its layers merged in, `extends` and `layers` left out. The
+    registry keeps the built-in catalog beneath it (profiles it names in `use_instead`).
+
+    \b
+    Examples:
+      stackcheck profiles export TRAIN-CPU -o requirements/environment-profiles.json
+      stackcheck profiles export PT-SFT-CUDA > ours.json && stackcheck profiles validate ours.json
+    """
+    import msgspec
+
+    from stackcheck.catalog import load_catalog
+    from stackcheck.catalog.export import export_registry
+
+    doc = export_registry(load_catalog(registry), list(profile_ids))
+    data = msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n"
+    if output is None:
+        click.echo(data.decode(), nl=False)
+        return
+    from stackcheck.fileio import atomic_write, cannot_write
+
+    try:
+        click.echo(str(atomic_write(output, data)))
+    except OSError as exc:
+        raise cannot_write(output, "profile registry", exc) from None
+
+
+@profiles.command()
 @click.argument("file", required=False, metavar="[FILE]")
 @json_option
 def validate(file: str | None, as_json: bool) -> None:
@@ -120,7 +169,9 @@ def validate(file: str | None, as_json: bool) -> None:
     from stackcheck.catalog import find_registry
     from stackcheck.catalog import validate as run_validation
 
-    source = file or str(find_registry() or "built-in")
+    from stackcheck.fileio import source_name
+
+    source = source_name(file) if file else str(find_registry() or "built-in")
     problems = run_validation(file)
     if as_json:
         emit_json({"source": source, "valid": not problems, "problems": problems})

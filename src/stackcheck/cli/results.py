@@ -84,7 +84,7 @@ def results():
 @ledger_options
 @json_option
 def record(file, snapshot_file, collect_env_file, registry, ledger, as_json):
-    """Complete a partial result FILE, prove its evidence level and store it write-once.
+    """Complete a partial result FILE ('-': stdin), prove its evidence level and store it write-once.
 
     Prints the stored record's id and path. Exit 1 when the result is invalid or its
     claimed evidence level is not proven (the message lists what is missing).
@@ -131,7 +131,8 @@ def validate(files, ledger, as_json):
         emit_json(reports)
     else:
         for r in reports:
-            echo(f"{r.path}: {'ok' if r.valid else 'unreadable' if r.unreadable else 'invalid'} ({r.kind})")
+            state = "ok" if r.valid else "unreadable" if r.unreadable else "invalid"
+            echo(f"{r.path}: {state}" + (f" ({r.kind})" if r.kind != "unknown" else ""))
             for p in r.problems:
                 echo(f"  {p}")
         if not reports:
@@ -187,7 +188,7 @@ def show(record_id, ledger, as_json):
         f"model      {m.id}@{m.revision[:12] or '(unpinned)'} dtype {m.dtype or '?'} quant {m.quantization} thinking {m.thinking}"
         + (f" ({m.thinking_source})" if m.thinking_source else ""),
         f"backend    {b.name} {b.version} args {b.args or '{}'}" + (f" build {b.build}" if b.build else ""),
-        f"workload   {w.kind} samples {w.samples} concurrency {w.concurrency} tokens {w.input_tokens}/{w.output_tokens} seed {w.seed}",
+        f"workload   {_workload(w)}",
         f"profile    {rec.profile.id}: preflight {rec.profile.verdict}   scope {rec.scope}",
         f"hardware   {hardware(rec.snapshot)}   snapshot {rec.snapshot_digest[:23]}…",
         f"git        {rec.git.commit[:12] or '(none)'}" + (" dirty" if rec.git.dirty else ""),
@@ -203,6 +204,17 @@ def show(record_id, ledger, as_json):
         lines.append(f"FLAGGED    {f.text}")
     echo(*lines)
     finish(0)
+
+
+def _workload(w) -> str:
+    """``inference, samples 200, seed 0 (not recorded: concurrency, tokens)``: no "None"."""
+    shown = lambda n: "?" if n is None else n  # noqa: E731
+    tokens = None if w.input_tokens is None and w.output_tokens is None else \
+        f"{shown(w.input_tokens)}/{shown(w.output_tokens)}"
+    facts = {"samples": w.samples, "concurrency": w.concurrency, "tokens": tokens, "seed": w.seed}
+    known = [f"{k} {v}" for k, v in facts.items() if v is not None]
+    unknown = [k for k, v in facts.items() if v is None]
+    return ", ".join([w.kind, *known]) + (f" (not recorded: {', '.join(unknown)})" if unknown else "")
 
 
 @results.command(short_help="Why did my number change? Comparable or not.")

@@ -34,20 +34,23 @@ def snapshot(as_json, output, deep, python_path, collect_env_file, snapshot_file
       stackcheck snapshot --from-collect-env issue.txt --json
     """
     from stackcheck.environment import obtain_snapshot
+    from stackcheck.progress import ticking
 
-    snap = obtain_snapshot(snapshot_file=snapshot_file, collect_env_file=collect_env_file, python_path=python_path, deep=deep)
+    live_deep = deep and not (snapshot_file or collect_env_file)
+    with ticking("snapshot: importing torch in a child process (--deep)", enabled=live_deep and not as_json):
+        snap = obtain_snapshot(
+            snapshot_file=snapshot_file, collect_env_file=collect_env_file, python_path=python_path, deep=deep
+        )
     if output:
         import msgspec
 
         from stackcheck.environment import snapshot_digest
-        from stackcheck.fileio import atomic_write
+        from stackcheck.fileio import atomic_write, cannot_write
 
         try:
             path = atomic_write(output, msgspec.json.format(msgspec.json.encode(snap), indent=2) + b"\n")
         except OSError as exc:
-            from stackcheck.errors import InputError
-
-            raise InputError(f"{output}: cannot write snapshot: {exc.strerror or exc}") from None
+            raise cannot_write(output, "snapshot", exc) from None
         if as_json:
             emit_json({"written": str(path), "digest": snapshot_digest(snap)})
         else:

@@ -70,8 +70,12 @@ def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
             stream, source = open(file, "rb"), file  # noqa: SIM115 - closed below
         except OSError as exc:  # missing, a directory, no permission: one line, exit 2
             raise InputError(f"{file}: cannot read the error text: {exc.strerror or exc}") from None
+    from stackcheck.progress import Progress, reading
+
     try:
-        diagnosis = triage_stream(stream, source=source, snapshot=snapshot, environment_source=env_source, live_environment=live)
+        with Progress(f"triage: reading {source}", total=_size(stream), enabled=not as_json) as progress:
+            diagnosis = triage_stream(reading(stream, progress), source=source, snapshot=snapshot,
+                                      environment_source=env_source, live_environment=live)
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -82,6 +86,18 @@ def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
     else:
         click.echo(render_text(diagnosis))
     finish(0)
+
+
+def _size(stream) -> int | None:
+    """The size of a regular file behind ``stream`` (a pipe has none)."""
+    import os
+    import stat
+
+    try:
+        info = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 def render_text(d) -> str:

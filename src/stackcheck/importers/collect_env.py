@@ -43,6 +43,15 @@ def parse_collect_env(text: str, source: str = "<text>") -> S.Snapshot:
     snap.platform = _platform(fields, cpu)
     snap.accelerators = _accelerators(fields, gpu_lines)
     _driver_cuda_from_warning(text, snap.accelerators)
+    if snap.accelerators.status == "ok" and not snap.accelerators.gpus:
+        # a driver without GPU lines: torch could not enumerate them (too old a driver, CUDA
+        # failed to initialise), which says nothing about whether GPUs are there
+        said = fields.get("GPU models and configuration")
+        if said is None:
+            said = "no 'GPU models and configuration' line"
+        else:
+            said = f"GPU models and configuration: {said.strip() or '(empty)'}"
+        snap.accelerators.error = f"the collect_env output lists no GPU ({said})"
     snap.toolchain = _toolchain(fields)
     return snap
 

@@ -70,8 +70,10 @@ class Workload(msgspec.Struct, kw_only=True):
     zero: int = 0
     lora_rank: int = 16
     lora_targets: list[str] = msgspec.field(default_factory=lambda: ["all-linear"])
+    offload_optimizer: bool = False  # optimizer states and fp32 master weights in CPU RAM (ZeRO-Offload)
     gpu_memory_bytes: int | None = None
     gpu_name: str | None = None
+    gpu_compute_capability: str | None = None  # of the target GPU, when known (bf16 / fp8 notes)
     utilization: float = 0.9
     overhead_bytes: int = GIB  # CUDA context + allocator/cuBLAS workspace per GPU
     serve_activation_bytes: int = 5 * GIB  # vLLM profiling peak (measured 4.8-7.4 GiB)
@@ -113,6 +115,18 @@ class Estimate(msgspec.Struct, kw_only=True):
     serving: Serving | None = None
     cross_checks: dict[str, float] = {}
     notes: list[str] = []
+    # when it does not fit: single changes that would (or, when none does, the closest three)
+    suggestions: list[Suggestion] = []
+
+
+class Suggestion(msgspec.Struct, kw_only=True):
+    """One change to the workload and what the same estimate says with it."""
+
+    options: list[str]  # the command-line options that make the change, e.g. ["--quant", "int8"]
+    change: str  # the change in words
+    total_gib: float
+    headroom_gib: float
+    fits: bool
 
 
 def _term(name: str, value: float, formula: str, assumption: str) -> Term:
@@ -137,6 +151,8 @@ def _validate(w: Workload) -> None:
         raise InputError("--gpus, --batch, --concurrency and --lora-rank must be at least 1")
     if w.seq_len is not None and w.seq_len < 1:
         raise InputError("--seq-len must be at least 1")
+    if w.offload_optimizer and w.mode not in ("train", "lora", "qlora"):
+        raise InputError("--offload-optimizer: only training has optimizer states (--mode train/lora/qlora)")
     if not 0 < w.utilization <= 1:
         raise InputError(f"--gpu-memory-utilization: {w.utilization} must be in (0, 1]")
 
@@ -169,8 +185,9 @@ def _weights(a: Architecture, p: ParamCount, w: Workload, quant: str | None) -> 
     return value, formula, f"{QUANT_NOTE[quant]}; embeddings, lm_head, norms, biases and routers stay in {w.dtype}"
 
 
-def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
-    """The per-GPU memory of workload ``w`` on the model ``a`` with counts ``p``."""
+def estimate(a: Architecture, p: ParamCount, w: Workload, *, suggest: bool = True) -> Estimate:
+    """The per-GPU memory of workload ``w`` on the model ``a`` with counts ``p``; when it does
+    not fit (and ``suggest``), the single changes that would."""
     _validate(w)
     mode = w.mode
     quant = w.quant or ("nf4" if mode == "qlora" else None)
@@ -185,6 +202,7 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
         notes.append(f"--seq-len {seq:,} exceeds the model's max_position_embeddings {a.max_positions:,}")
     if a.assumed_layout:
         notes.append(f"model_type {a.model_type!r} is not a known family: counted with the Llama layout (no biases, gated MLP)")
+    notes += _dtype_notes(w)
 
     weights, wf, wa = _weights(a, p, w, quant)
     training = mode in ("train", "lora", "qlora")
@@ -226,7 +244,37 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     if mode in ("infer", "serve") and w.gpu_memory_bytes:
         result.serving = serving_budget(a, w, weights / shard_weights, seq)
     _judge(result, w)
+    if suggest and result.verdict == "does-not-fit":
+        from stackcheck.memory.suggest import suggestions
+
+        result.suggestions = suggestions(a, p, result.workload)
     return result
+
+
+# Native support per compute capability (CUDA C++ Programming Guide; bf16 tensor cores from
+# Ampere, fp8 from Ada/Hopper): below it a dtype is emulated, upcast or refused.
+_NATIVE_FROM = {
+    "bf16": ("8.0", "Ampere or newer", "kernels emulate it slowly or refuse it; --dtype fp16 runs natively"),
+    "fp8": ("8.9", "Ada/Hopper or newer", "fp8 runs weight-only (upcast per matmul) or not at all"),
+}
+
+
+def _dtype_notes(w: Workload) -> list[str]:
+    """What the target GPU cannot run natively among the workload's dtypes."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        cc = Version(w.gpu_compute_capability) if w.gpu_compute_capability else None
+    except InvalidVersion:
+        cc = None
+    notes = []
+    for dtype in dict.fromkeys(d for d in (w.dtype, w.kv_dtype) if d in _NATIVE_FROM):
+        floor, generation, consequence = _NATIVE_FROM[dtype]
+        if cc is not None and cc < Version(floor):
+            gpu = f"{w.gpu_name} (compute capability {w.gpu_compute_capability})"
+            notes.append(f"{gpu} has no native {dtype} "
+                         f"(it needs {floor}, {generation}): {consequence}")
+    return notes
 
 
 def _inference_terms(a: Architecture, w: Workload, s: int, sequences: int) -> list[Term]:
@@ -240,7 +288,9 @@ def _inference_terms(a: Architecture, w: Workload, s: int, sequences: int) -> li
         "kv_cache",
         per_token * kv_share * s * sequences,
         (f"L·(kv_lora_rank + rope_dim) × {kv_d:g} B" if a.is_mla else f"2·L·kv_heads·head_dim × {kv_d:g} B")
-        + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequences" + (f" × {kv_share:g} per GPU" if kv_share != 1 else ""),
+        + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequence"
+        + ("s" if sequences != 1 else "")
+        + (f" × {kv_share:g} per GPU" if kv_share != 1 else ""),
         f"cache in {w.kv_dtype or w.dtype}; every sequence at the full length"
         + ("; MLA caches the compressed latent (as vLLM does)" if a.is_mla else ""),
     )]
@@ -299,9 +349,14 @@ def _training_terms(a: Architecture, p: ParamCount, w: Workload) -> list[Term]:
                        f"gradients of {what} in {'fp32' if grad_b == 4 else w.dtype}"))
     state = _OPT_STATE_BYTES[w.optimizer] + master
     opt_shard = n if z >= 1 else 1
-    terms.append(_term("optimizer_states", trained * state / opt_shard,
-                       f"{trained:,} × {state:g} B" + (f" ÷ {n} (ZeRO-{z})" if opt_shard > 1 else ""),
-                       _OPT_NOTE[w.optimizer] + (" + fp32 master weights (4 B) for mixed precision" if master else "")))
+    what = _OPT_NOTE[w.optimizer] + (" + fp32 master weights (4 B) for mixed precision" if master else "")
+    if w.offload_optimizer:
+        cpu = trained * state / opt_shard / GIB
+        terms.append(_term("optimizer_states", 0, f"0 B on the GPU ({cpu:.2f} GiB in CPU RAM)",
+                           f"{what}, offloaded to CPU RAM and updated there (ZeRO-Offload)"))
+    else:
+        formula = f"{trained:,} × {state:g} B" + (f" ÷ {n} (ZeRO-{z})" if opt_shard > 1 else "")
+        terms.append(_term("optimizer_states", trained * state / opt_shard, formula, what))
     return terms
 
 

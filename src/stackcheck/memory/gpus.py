@@ -23,6 +23,7 @@ class Gpu:
     memory_bytes: int
     basis: str  # where the figure comes from
     aliases: tuple[str, ...] = ()
+    compute_capability: str | None = None  # NVIDIA's; None for other vendors
 
 
 MAX_MEMORY_BYTES = 1 << 60  # 1 EiB: larger (or inf) is no GPU's memory
@@ -46,17 +47,26 @@ def parse_size(text: str, what: str = "--gpu-memory") -> int:
 def gpu_table() -> tuple[Gpu, ...]:
     data = json.loads(resources.files("stackcheck.memory").joinpath("data/gpus.json").read_text("utf-8"))
     return tuple(
-        Gpu(g["name"], int(round(g["memory_gib"] * GIB)), g["basis"], tuple(g.get("aliases", ())))
+        Gpu(g["name"], int(round(g["memory_gib"] * GIB)), g["basis"], tuple(g.get("aliases", ())),
+            g.get("compute_capability"))
         for g in data["gpus"]
     )
 
 
+# Words nvidia-smi and NVML put around the model that do not tell GPUs of this table apart.
+_NOISE = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct", "pcie",
+                    "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e"})
+
+
 def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
+    """``NVIDIA A100-SXM4-80GB`` → ``a10080gb``; ``Tesla T4`` → ``t4``; ``H100`` → ``h100``."""
+    return "".join(w for w in re.split(r"[^a-z0-9]+", name.lower()) if w and w not in _NOISE)
 
 
 def find_gpu(name: str) -> Gpu:
-    """A GPU by name or alias, ignoring case and punctuation (``h100``, ``A100-80GB``)."""
+    """A GPU by name or alias, as a user types it (``h100``, ``A100-80GB``) or as nvidia-smi
+    and NVML report it (``NVIDIA H100 80GB HBM3``, ``Tesla T4``): case, punctuation, vendor
+    and form-factor words are ignored."""
     key = _key(name)
     for gpu in gpu_table():
         if key == _key(gpu.name) or key in (_key(a) for a in gpu.aliases):

@@ -3,15 +3,19 @@ with formulas and assumptions, the serving budget, the verdict."""
 
 from __future__ import annotations
 
+import re
+import shlex
+
 from stackcheck.memory.estimate import Estimate
 from stackcheck.memory.gpus import GIB
+from stackcheck.render.color import paint
 
 
 def _gib(n: float) -> str:
     return f"{n / GIB:8.2f} GiB"
 
 
-def estimate_text(e: Estimate) -> str:
+def estimate_text(e: Estimate, *, color: bool = False) -> str:
     m, p, w = e.model, e.parameters, e.workload
     moe = f", MoE {m['experts']} experts, {m['experts_per_token']} per token" if m["experts"] else ""
     out = [
@@ -38,7 +42,7 @@ def estimate_text(e: Estimate) -> str:
         out.append(f"  {'':<18}{'':12}   ({t.assumption})")
     out.append(f"  {'total':<18}{_gib(e.total_bytes)}")
     for key, value in e.cross_checks.items():
-        out.append(f"  cross-check {key.replace('_', ' ')}: {value:.2f}")
+        out.append(f"  {_cross_check_label(key)}: {value:.2f} GiB")
     if e.serving:
         s = e.serving
         out.append(f"serving (vLLM-style, utilization {w.utilization:g}):")
@@ -55,6 +59,23 @@ def estimate_text(e: Estimate) -> str:
         target = f"{t['gpu'] + ' ' if t.get('gpu') else ''}{t['memory_gib']} GiB" + (f" × {t['gpus']}" if t["gpus"] > 1 else "")
         if "usable_gib" in t:
             target += f", {t['usable_gib']} GiB usable at utilization {t['utilization']:g}"
-        word = "FITS" if e.verdict == "fits" else "DOES NOT FIT"
+        word = paint("FITS" if e.verdict == "fits" else "DOES NOT FIT", e.verdict, color)
         out.append(f"verdict: {word} {target} (headroom {e.headroom_gib:+.2f} GiB)")
+    if e.suggestions:
+        fitting = any(s.fits for s in e.suggestions)
+        out.append("what would fit (each change alone, same estimate):" if fitting
+                   else "no single change fits; the closest (same estimate):")
+        for s in e.suggestions:
+            figure = f"{s.total_gib:8.2f} GiB  headroom {s.headroom_gib:+.2f} GiB"
+            out.append(f"  {shlex.join(s.options):<28}{figure}  {s.change}")
     return "\n".join(out) + "\n"
+
+
+def _cross_check_label(key: str) -> str:
+    """The JSON key of a cross-check as a reader says it."""
+    if key == "eleutherai_inference_1.2x_weights_gib":
+        return "rule of thumb, 1.2 × weights (EleutherAI, inference)"
+    m = re.fullmatch(r"weights_(\w+?)_all_params_gib", key)
+    if m:
+        return f"weights if every parameter were {m.group(1)}"
+    return key.removesuffix("_gib").replace("_", " ")

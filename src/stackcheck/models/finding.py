@@ -19,6 +19,16 @@ _SEVERITY = {"skipped": 0, "ok": 0, "warning": 1, "blocked": 2, "error": 3}
 BUG_REPORT = "please report it to the stackcheck maintainers with the output of `stackcheck snapshot --json`"
 
 
+class PipInstall(msgspec.Struct, kw_only=True):
+    """A fix that is one ``pip install``: what a report's ``fix_all`` merges with the others."""
+
+    python: str  # the checked interpreter
+    requirements: list[str]  # as pip takes them, e.g. "torch<3,>=2.6"
+    index_url: str | None = None  # None: the default index (PyPI)
+    options: list[str] = []  # e.g. ["--force-reinstall"]
+    externally_managed: bool = False  # PEP 668: printed as advice (a venv), never a pip command on it
+
+
 class CheckResult(msgspec.Struct, kw_only=True):
     """One verdict of one check about one subject."""
 
@@ -32,6 +42,8 @@ class CheckResult(msgspec.Struct, kw_only=True):
     reason: str | None = None  # why it was skipped, or the internal error (verdict "error")
     category: str | None = None  # knowledge-rule category, where one applies
     evidence: dict[str, str] = {}
+    install: PipInstall | None = None  # when the fix is a pip install (merged into Report.fix_all)
+    consequence_of: str | None = None  # the check ID whose finding explains this one: fix that first
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -44,6 +56,28 @@ class Report(msgspec.Struct, kw_only=True):
     checks: list[CheckResult] = []
     snapshot_digest: str = ""
     environment: dict[str, str] = {}  # interpreter checked, where the facts came from
+    # every pip fix of the findings that are not consequences, merged: one command per index
+    fix_all: list[str] = []
+
+
+_ORDER = {"error": 0, "blocked": 1, "warning": 2, "ok": 3, "skipped": 4}
+
+
+def by_severity_then_cause(checks: list[CheckResult]) -> list[CheckResult]:
+    """Findings in reading order: error, blocked, warning, ok, skipped; within each, causes before
+    their consequences, then by check ID (stable for equal IDs)."""
+    return sorted(checks, key=lambda c: (_ORDER[c.verdict], c.consequence_of is not None, c.id))
+
+
+def fixable(checks: list[CheckResult]) -> list[CheckResult]:
+    """The findings whose pip fixes ``fix_all`` combines: non-ok, not a consequence of another."""
+    return [c for c in checks
+            if c.install is not None and c.verdict in ("warning", "blocked") and not c.consequence_of]
+
+
+def severity(verdict: Verdict) -> int:
+    """0 for ok and skipped, 1 for warning, 2 for blocked."""
+    return _SEVERITY[verdict]
 
 
 def internal_error(exc: BaseException, where: str) -> str:

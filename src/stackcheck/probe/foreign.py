@@ -25,11 +25,14 @@ def resolve_python(path: str) -> str:
                 return cand
         raise InputError(f"{path}: a directory without bin/python (expected an interpreter or a venv)")
     if os.path.exists(path):
-        return path
+        if not os.access(path, os.X_OK):
+            expected = "a Python interpreter, a venv, or a name on PATH"
+            raise InputError(f"{path}: not executable (expected {expected})")
+        return os.path.abspath(path)  # "some.bin" is this file, not a program on PATH
     found = shutil.which(path)
     if found:
         return found
-    raise InputError(f"{path}: no such interpreter")
+    raise InputError(f"{path}: no such interpreter (not a file, and not a name on PATH)")
 
 
 def gather_foreign(path: str, modules: tuple[str, ...] = ()) -> dict:
@@ -40,6 +43,9 @@ def gather_foreign(path: str, modules: tuple[str, ...] = ()) -> dict:
     if done.returncode is None and done.error and done.error.startswith("timeout") and progress:
         at = progress[-1][len(interpreter.PROGRESS):]
         raise InputError(f"{path}: the interpreter probe did not finish ({done.error}); it was reading {at}")
+    if done.returncode is None and done.error and done.error.startswith("cannot run "):
+        reason = done.error.rpartition(": ")[2]  # e.g. "Exec format error": not a program at all
+        raise InputError(f"{path}: not a Python interpreter (cannot run it: {reason})")
     if done.returncode != 0:
         said = [ln for ln in done.stderr.strip().splitlines() if not ln.startswith(interpreter.PROGRESS)]
         detail = done.error or (said or ["no output"])[-1]

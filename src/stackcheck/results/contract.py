@@ -54,7 +54,7 @@ class BackendIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class WorkloadIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    kind: Literal["inference", "serving", "training"] = "inference"
+    kind: Literal["inference", "serving", "training"]  # required: no silent default
     # sha256 of the input manifest: for training the tokenized-data manifest, for serving the
     # inputs as rendered by the chat template
     manifest_sha256: str = ""
@@ -112,7 +112,7 @@ class Claim(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     run_label: str
     model: ModelIdentity
     backend: BackendIdentity
-    workload: WorkloadIdentity = msgspec.field(default_factory=WorkloadIdentity)
+    workload: WorkloadIdentity
     metrics: dict[str, Metric] = {}
     status: Literal["ok", "failed"] = "ok"
     failure_reason: str = ""
@@ -147,6 +147,51 @@ class ResultRecord(Claim, kw_only=True, forbid_unknown_fields=True):
     # Ledger.store, "" for the first file and in files written before schema 1.1)
     prev: str = ""
     digest: str = ""  # "sha256:…" of this record with digest = ""
+
+
+def required_fields(model: type | None = None, prefix: str = "") -> list[str]:
+    """The fields a document of ``model`` (default: :class:`Draft`) must state, in contract
+    order; a required nested object is named by its own required fields (``model.id``)."""
+    out: list[str] = []
+    for f in msgspec.structs.fields(model or Draft):
+        if f.required:
+            nested = _struct(f.type)
+            out += _required_inside(nested, f"{prefix}{f.encode_name}")
+    return out
+
+
+def missing_fields(raw: Any, model: type | None = None, prefix: str = "") -> list[str]:
+    """Every required field ``raw`` (decoded JSON) lacks, all at once (the decoder stops at
+    the first); wrong types are left to the decoder."""
+    if not isinstance(raw, dict):
+        return []
+    out: list[str] = []
+    for f in msgspec.structs.fields(model or Draft):
+        nested = _struct(f.type)
+        if f.encode_name not in raw:
+            if f.required:
+                out += _required_inside(nested, f"{prefix}{f.encode_name}")
+        elif nested:
+            out += missing_fields(raw[f.encode_name], nested, f"{prefix}{f.encode_name}.")
+    return out
+
+
+def missing_message(raw: Any) -> str | None:
+    """``missing required fields a, b (a result draft needs …)``, or None when none is missing."""
+    missing = missing_fields(raw, Draft)
+    if not missing:
+        return None
+    return (f"missing required field{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"(a result draft needs {', '.join(required_fields(Draft))})")
+
+
+def _required_inside(nested: type | None, name: str) -> list[str]:
+    """A required field by its own required fields (``model.id``), or by its name."""
+    return (required_fields(nested, f"{name}.") if nested else []) or [name]
+
+
+def _struct(t) -> type | None:
+    return t if isinstance(t, type) and issubclass(t, msgspec.Struct) else None
 
 
 def identifier_problems(claim: Claim) -> list[str]:

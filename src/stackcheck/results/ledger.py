@@ -437,12 +437,12 @@ class Ledger:
         )
 
 
-def read_verified(path: Path, model: type) -> tuple[object | None, list[str]]:
-    """A draft, record or event file and its problems (unreadable, invalid, tampered);
-    never raises. Problems do not repeat the path."""
+def read_verified(path: Path, model: type, data: bytes | None = None) -> tuple[object | None, list[str]]:
+    """A draft, record or event file (or its ``data``, already read) and its problems
+    (unreadable, invalid, tampered); never raises. Problems do not repeat the path."""
     what = {ResultRecord: "result record", Event: "ledger event"}.get(model, "result draft")
     try:
-        raw = read_bytes(path, what)
+        raw = read_bytes(path, what) if data is None else data
         obj = decode_json(raw, model, str(path), what)
     except InputError as exc:
         return None, [str(exc).removeprefix(f"{path}: ")]

@@ -35,17 +35,24 @@ class Recorded:
 
 def load_draft(source: Draft | dict | str | os.PathLike) -> Draft:
     """A draft from a file, a dict or a Draft, checked field by field (Refused lists them all)."""
-    from stackcheck.fileio import decode_json, read_bytes
+    from stackcheck.fileio import decode_json, read_bytes, source_name
+    from stackcheck.results.contract import missing_message
 
     if isinstance(source, Draft):
         draft = source
     elif isinstance(source, dict):
+        if (missing := missing_message(source)) is not None:
+            raise InputError(f"draft: {missing}")
         try:
             draft = msgspec.convert(source, Draft)
         except msgspec.ValidationError as exc:
             raise InputError(f"draft: {exc}") from None
     else:
-        draft = decode_json(read_bytes(source, "result draft"), Draft, str(source), "result draft")
+        data, name = read_bytes(source, "result draft"), source_name(source)
+        raw = decode_json(data, Any, name, "result draft")
+        if (missing := missing_message(raw)) is not None:
+            raise InputError(f"{name}: {missing}")
+        draft = decode_json(data, Draft, name, "result draft")
     from stackcheck.results.contract import identifier_problems
 
     names = identifier_problems(draft)

@@ -11,16 +11,16 @@ files (:meth:`stackcheck.results.ledger.Ledger.audit`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from stackcheck.errors import InputError
-from stackcheck.fileio import load_json_any
+from stackcheck.fileio import decode_json, read_bytes, source_name
 from stackcheck.results import ladder
-from stackcheck.results.contract import LEVELS, Draft, Event, ResultRecord, problems
 from stackcheck.results.index import storage_problems
 from stackcheck.results.ledger import Ledger, indexed_fields, read_verified
+from stackcheck.results.contract import LEVELS, Draft, Event, ResultRecord, missing_message, problems
 
 # Levels whose proof lies in the record itself; reproduced and delivery also need the ledger.
 SELF_EVIDENT = LEVELS.index("measured")
@@ -64,14 +64,16 @@ def validate_ledger(ledger: Ledger) -> list[FileReport]:
 def _validate(path: Path) -> tuple[FileReport, object | None]:
     """The file's report, and its object when it decoded and is not tampered."""
     try:
-        raw = load_json_any(path, "result record or draft")
+        data = read_bytes(path, "result record or draft")  # once: '-' is stdin
+        raw = decode_json(data, Any, source_name(path), "result record or draft")
     except InputError as exc:
-        report = FileReport(path=str(path), kind="unknown", valid=False, unreadable=True)
-        report.problems = [_without(path, exc)]
-        return report, None
+        problem = str(exc).removeprefix(f"{source_name(path)}: ")
+        return FileReport(path=str(path), kind="unknown", valid=False, unreadable=True, problems=[problem])
     kind = _kind(raw)
+    if kind == "draft" and (missing := missing_message(raw)) is not None:
+        return FileReport(path=str(path), kind=kind, valid=False, problems=[missing])
     model = {"draft": Draft, "record": ResultRecord, "event": Event}[kind]
-    obj, found = read_verified(path, model)
+    obj, found = read_verified(path, model, data=data)
     intact = obj if obj is not None and not found else None  # decoded and not tampered
     if obj is not None:
         if kind != "event":
@@ -102,7 +104,3 @@ def _kind(raw) -> str:
     if isinstance(raw, dict) and ("digest" in raw or "snapshot" in raw):
         return "record"
     return "draft"
-
-
-def _without(path: Path, exc: Exception) -> str:
-    return str(exc).removeprefix(f"{path}: ")
