@@ -38,19 +38,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture
-def stackcheck_main(capsys):
-    """run(*args) -> (exit code, stdout, stderr) of `stackcheck ARGS`, in-process through the
-    console script's own entry point (one-line errors, exit codes as a user sees them)."""
-    from stackcheck.cli import main
-
-    def run(*args) -> tuple[int, str, str]:
-        with pytest.raises(SystemExit) as info:
-            main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        return info.value.code, out, err
-
-
-@pytest.fixture
 def cli_main(capsys):
     """cli_main(*argv, stdin=bytes) → (exit code, stdout, stderr) of ``stackcheck ARGV`` run
     through the real entry point in this process (``stdin``: what '-' reads)."""

@@ -14,8 +14,8 @@ from tests.factories import SNAPSHOTS
 
 
 @pytest.fixture
-def sc(stackcheck_main):
-    return stackcheck_main
+def sc(cli_main):
+    return cli_main
 
 
 # ---------------------------------------------------------------- explain
@@ -103,7 +103,8 @@ def test_list_profiles_of_a_registry(sc, tmp_path):
     code, text, _ = sc("preflight", "--list-profiles", "--registry", reg)
     assert code == 0
     assert text.splitlines()[0] == f"profiles from {reg}:"
-    assert [line.split()[:3] for line in text.splitlines()[1:3]] == [["LAB-A", "single-gpu", "single-gpu"], ["LAB-B", "cpu", "cpu-smoke"]]
+    assert text.splitlines()[1].split() == ["ID", "CATEGORY", "SCOPE", "TITLE"]
+    assert [line.split()[:3] for line in text.splitlines()[2:4]] == [["LAB-A", "single-gpu", "single-gpu"], ["LAB-B", "cpu", "cpu-smoke"]]
 
 
 def test_list_profiles_of_the_builtin_catalog(sc):
@@ -126,8 +127,14 @@ def _rows(report: dict) -> list[str]:
     def esc(s):
         return (s or "").replace("|", "\\|").replace("\n", " ")
 
-    return [f"| {c['id']} {esc(c['title'])} | {c['verdict']} | {esc(c['subject'])} | {esc(c['observed'] or c['reason'])} "
-            f"| {esc(c['expected'])} | {esc(c['fix'])} |" for c in report["checks"]]
+    def verdict(c):
+        return c["verdict"] + (f" (follows from {c['consequence_of']})" if c.get("consequence_of") else "")
+
+    # rows in reading order: by severity, causes before their consequences, then by ID
+    order = {"error": 0, "blocked": 1, "warning": 2, "ok": 3, "skipped": 4}
+    checks = sorted(report["checks"], key=lambda c: (order[c["verdict"]], c.get("consequence_of") is not None, c["id"]))
+    return [f"| {c['id']} {esc(c['title'])} | {verdict(c)} | {esc(c['subject'])} | {esc(c['observed'] or c['reason'])} "
+            f"| {esc(c['expected'])} | {esc(c['fix'])} |" for c in checks]
 
 
 @pytest.mark.parametrize(
@@ -145,8 +152,12 @@ def test_markdown_table_has_one_row_per_check_of_the_json_report(sc, args, head,
     json_code, js, _ = sc(*args, "--json")
     assert (md_code, json_code, err) == (code, code, "")
     report = json.loads(js)
-    assert md.splitlines() == [head, "", "| check | verdict | subject | observed | expected | fix |", "|---|---|---|---|---|---|",
-                               *_rows(report)]
+    rows = _rows(report)
+    lines = md.splitlines()
+    assert lines[:4 + len(rows)] == [head, "", "| check | verdict | subject | observed | expected | fix |",
+                                     "|---|---|---|---|---|---|", *rows]
+    rest = lines[4 + len(rows):]  # then only the combined fix, when two findings share one
+    assert rest == [] or rest[:2] == ["", "**Fix all** (one command per package index):"]
 
 
 def test_markdown_escapes_pipes_so_every_row_keeps_six_cells(sc, tmp_path):

@@ -135,7 +135,7 @@ def test_malformed_registry_and_unknown_profile_exit_2(tmp_path):
     reg.write_text(json.dumps({"include_builtin": False, "profiles": [{"id": "BASE"}]}))
     proc = run("preflight", "--registry", str(reg), "-p", "BASEE")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr == f"stackcheck: error: {reg}: unknown profile ID 'BASEE'; did you mean BASE?\n"
+    assert proc.stderr == f"stackcheck: error: unknown profile ID 'BASEE' in {reg}; did you mean BASE?\n"
 
 
 def test_recorded_snapshots_judge_without_errors_against_every_builtin_profile():

@@ -20,9 +20,9 @@ LINEARS = {"q": (H, H), "k": (H, KV_HEADS * HEAD_DIM), "v": (H, KV_HEADS * HEAD_
 
 
 @pytest.fixture
-def memory(stackcheck_main):
+def memory(cli_main):
     def run(*args) -> dict:
-        code, out, err = stackcheck_main("memory", "--config", CONFIGS / "Qwen2.5-0.5B.json", "--json", *args)
+        code, out, err = cli_main("memory", "--config", CONFIGS / "Qwen2.5-0.5B.json", "--json", *args)
         assert (code, err) == (0, ""), err
         doc = json.loads(out)
         doc["bytes"] = {t["name"]: t["bytes"] for t in doc["terms"]}
@@ -111,7 +111,7 @@ def test_lora_rank_and_targets_size_the_adapters(memory, args, params):
     assert _lora_params(16) == 8_798_208
 
 
-def test_invalid_option_value_exits_2(stackcheck_main):
-    code, out, err = stackcheck_main("memory", "--config", CONFIGS / "Qwen2.5-0.5B.json", "--seq-len", 0)
+def test_invalid_option_value_exits_2(cli_main):
+    code, out, err = cli_main("memory", "--config", CONFIGS / "Qwen2.5-0.5B.json", "--seq-len", 0)
     assert (code, out) == (2, "")
     assert "Invalid value for '--seq-len'" in err and "Traceback" not in err

@@ -277,6 +277,7 @@ def draft(p: Planted, **changes) -> dict:
                     "args": {"api_key": p.arg_key,
                              "endpoint": f"https://alice:{p.password2}@api.example.com/v1",
                              "headers": [f"Authorization: Bearer {p.bearer}"]}},
+        "workload": {"kind": "inference"},
         "metrics": {"latency_ms": {"value": 41.0, "unit": "ms"}},
         "notes": f"ran with HF_TOKEN={p.env_value} against https://bob:{p.simple_pw}@mirror.example.com;"
                  f" key {p.sk}",
@@ -482,8 +483,8 @@ def test_a_record_stored_before_redaction_is_shown_clean(tmp_path):
     with Ledger(tmp_path / "ledger") as ledger:
         for label in ("raw-one", "raw-two"):
             d = {"topic": "old/raw", "run_label": label, "profile": "LAB-CPU", "model": {"id": "m"},
-                 "backend": {"name": "vllm", "version": "0.11.0"}, "metrics": {"ms": {"value": 1.0}},
-                 "git": {"commit": "e" * 40, "dirty": False}}
+                 "backend": {"name": "vllm", "version": "0.11.0"}, "workload": {"kind": "inference"},
+                 "metrics": {"ms": {"value": 1.0}}, "git": {"commit": "e" * 40, "dirty": False}}
             profile = (ProfileRef(id="LAB-CPU", verdict="ok"), "cpu-smoke")
             rec = complete(load_draft(d), snap, profile, cwd=tmp_path)
             raw_backend = msgspec.structs.replace(rec.backend, args={"api_key": secret})

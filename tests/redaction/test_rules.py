@@ -341,7 +341,8 @@ def test_complete_redacts_a_snapshot_handed_in_by_a_caller(tmp_path):
                           direct_url=f"git+https://{GHP}@github.com/o/x")
     snap = S.Snapshot(env=env, packages=S.PackagesSection(status="ok", distributions=[dist]))
     draft = load_draft({"topic": "t", "run_label": "r", "profile": "P", "model": {"id": "m"},
-                        "backend": {"name": "vllm"}, "metrics": {"ms": {"value": 1.0}},
+                        "backend": {"name": "vllm"}, "workload": {"kind": "inference"},
+                        "metrics": {"ms": {"value": 1.0}},
                         "notes": f"token {GHP}", "git": {"commit": "f" * 40}})
     rec = complete(draft, snap, (ProfileRef(id="P"), "cpu-smoke"), cwd=tmp_path)
     encoded = msgspec.json.encode(rec)

@@ -41,13 +41,13 @@ def test_environment_variable_wins(tmp_path, monkeypatch):
     assert default_root(tmp_path / "repo") == tmp_path / "repo" / ".stackcheck"
 
 
-def test_cli_uses_the_discovered_ledger(tmp_path, monkeypatch, stackcheck_main):
+def test_cli_uses_the_discovered_ledger(tmp_path, monkeypatch, cli_main):
     monkeypatch.delenv("STACKCHECK_LEDGER_DIR", raising=False)
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     deep = tmp_path / "repo" / "notebooks"
     deep.mkdir()
     monkeypatch.chdir(deep)
-    assert stackcheck_main("results", "list") == (0, f"no records in the ledger at {tmp_path / 'repo' / '.stackcheck'}\n", "")
+    assert cli_main("results", "list") == (0, f"no records in the ledger at {tmp_path / 'repo' / '.stackcheck'}\n", "")
     monkeypatch.setenv("STACKCHECK_LEDGER_DIR", str(tmp_path / "team"))
-    assert stackcheck_main("results", "list") == (0, f"no records in the ledger at {tmp_path / 'team'}\n", "")
+    assert cli_main("results", "list") == (0, f"no records in the ledger at {tmp_path / 'team'}\n", "")
     assert not (deep / ".stackcheck").exists()

@@ -68,10 +68,10 @@ def _validate(path: Path) -> tuple[FileReport, object | None]:
         raw = decode_json(data, Any, source_name(path), "result record or draft")
     except InputError as exc:
         problem = str(exc).removeprefix(f"{source_name(path)}: ")
-        return FileReport(path=str(path), kind="unknown", valid=False, unreadable=True, problems=[problem])
+        return FileReport(path=str(path), kind="unknown", valid=False, unreadable=True, problems=[problem]), None
     kind = _kind(raw)
     if kind == "draft" and (missing := missing_message(raw)) is not None:
-        return FileReport(path=str(path), kind=kind, valid=False, problems=[missing])
+        return FileReport(path=str(path), kind=kind, valid=False, problems=[missing]), None
     model = {"draft": Draft, "record": ResultRecord, "event": Event}[kind]
     obj, found = read_verified(path, model, data=data)
     intact = obj if obj is not None and not found else None  # decoded and not tampered
