@@ -5,10 +5,8 @@ preflight or doctor (the leading underscore keeps it out of check discovery)."""
 
 from __future__ import annotations
 
-from stackcheck.accept.steps import TITLES as ACCEPT_TITLES
+from stackcheck.checks.external_docs import ACCEPT_TITLES, HYGIENE_RULES, KERNEL_TITLES
 from stackcheck.checks.registry import document
-from stackcheck.hygiene.rules import RULES as HYGIENE_RULES
-from stackcheck.notebook.check import TITLES
 
 _EXPLAIN = {
     "KERN010": """
@@ -42,7 +40,7 @@ _ACCEPT_EXPLAIN = {
 }
 
 for _id, _text in _EXPLAIN.items():
-    document(_id, TITLES[_id], explain=_text, command="kernel-check")
+    document(_id, KERNEL_TITLES[_id], explain=_text, command="kernel-check")
 for _id, _text in _ACCEPT_EXPLAIN.items():
     document(_id, ACCEPT_TITLES[_id], explain=_text + " Fix: the step's own fix names the command for the checked interpreter.", command="accept")
 for _id, _rule in HYGIENE_RULES.items():
