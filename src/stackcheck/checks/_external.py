@@ -1,7 +1,8 @@
 """Checks that other commands run themselves, documented so `stackcheck explain` knows them:
 KERN010–013 (`kernel check`: a bounded child process per kernel), HYG001–007 (`hygiene`:
 reads files), ACC001–007 (`accept`: runs code). Imported by `explain` only, never by
-preflight or doctor (the leading underscore keeps it out of check discovery)."""
+preflight or doctor (the leading underscore keeps it out of check discovery). Their titles
+and the hygiene rules are data in :mod:`.external_docs`, which those commands read too."""
 
 from __future__ import annotations
 
