@@ -126,10 +126,5 @@ def obtain_snapshot(
     return redact_snapshot(snap, skip=("packages",))
 
 
-def snapshot_digest(snapshot: Snapshot) -> str:
-    """sha256 of the canonical JSON (sorted keys) of a snapshot."""
-    import hashlib
-
-    import msgspec
-
-    return "sha256:" + hashlib.sha256(msgspec.json.encode(snapshot, order="sorted")).hexdigest()
+# The digest lives beside the Snapshot model; commands that import it from here keep working.
+from stackcheck.models.snapshot import snapshot_digest as snapshot_digest  # noqa: E402

@@ -181,3 +181,13 @@ def test_delivery_refuses_prereleases_and_checkouts(record_in, ledger, raw_log):
     found = unreleased(rec)
     assert any("4.58.0.dev0 is not a released version" in f for f in found)
     assert any("built from commit" in f for f in found)
+
+
+def test_an_oversized_backend_version_is_not_released(record_in, raw_log):
+    """The bounded parser: Version() of 4,400 digits raises ValueError (int digit limit),
+    which the ladder's own try/except InvalidVersion let through."""
+    from stackcheck.results.ladder import unreleased
+
+    rec = record_in(full_draft(raw_log)).record
+    rec.backend.version = "1" * 4400
+    assert unreleased(rec) == [f"backend.version: transformers {'1' * 4400} is not a released version"]

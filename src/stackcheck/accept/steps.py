@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from stackcheck.identifiers import and_join
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.profile import Profile
+from stackcheck.checks.external_docs import ACCEPT_TITLES as TITLES
 from stackcheck.shellcmd import command, join, with_note
 from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 
@@ -28,16 +29,6 @@ from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 MODEL_CONFIG = {"d_model": 32, "n_heads": 4, "d_ff": 64, "seq": 8, "batch": 16, "d_out": 4, "seed": 0, "steps": 8, "lr": 0.05, "gpu_n": 1024}
 NUMPY_TOLERANCE = 1e-9  # the NumPy answers are exact in float64
 GPU_RELATIVE_TOLERANCE = 1e-3  # fp32 sums in another order (TF32 is switched off)
-
-TITLES = {
-    "ACC001": "NumPy computes a known answer",
-    "ACC002": "torch trains a tiny model (forward, backward, SGD)",
-    "ACC003": "GPU matmul matches the CPU",
-    "ACC004": "safetensors round trip in a fresh process",
-    "ACC005": "version report written",
-    "ACC006": "repository hygiene",
-    "ACC007": "profile preflight",
-}
 
 
 def _source(name: str) -> str:

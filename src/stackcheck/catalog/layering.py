@@ -67,7 +67,9 @@ def ancestry(profile_id: str, lookup: Callable[[str], Profile | None]) -> list[s
             error = ProfileError(profile_id, "extends", message)
             error.too_deep = True
             raise error
-        for parent in lookup(pid).extends:
+        found = lookup(pid)
+        assert found is not None  # every profile is looked up before it is visited
+        for parent in found.extends:
             if parent in path or parent == pid:
                 cycle = [*path[path.index(parent) :], pid] if parent in path else [pid]
                 error = ProfileError(profile_id, "extends", f"cyclic extends: {' -> '.join([*cycle, parent])}")
@@ -90,7 +92,9 @@ def resolve(profile_id: str, lookup: Callable[[str], Profile | None]) -> Profile
     chain = ancestry(profile_id, lookup)
     merged = Profile(id=profile_id)
     for pid in chain:
-        merged = merge(merged, lookup(pid))
+        layer = lookup(pid)
+        assert layer is not None  # ancestry() refused unknown profiles
+        merged = merge(merged, layer)
     return msgspec.structs.replace(merged, id=profile_id, extends=[], layers=chain)
 
 

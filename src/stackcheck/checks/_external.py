@@ -1,14 +1,13 @@
 """Checks that other commands run themselves, documented so `stackcheck explain` knows them:
 KERN010–013 (`kernel check`: a bounded child process per kernel), HYG001–007 (`hygiene`:
 reads files), ACC001–007 (`accept`: runs code). Imported by `explain` only, never by
-preflight or doctor (the leading underscore keeps it out of check discovery)."""
+preflight or doctor (the leading underscore keeps it out of check discovery). Their titles
+and the hygiene rules are data in :mod:`.external_docs`, which those commands read too."""
 
 from __future__ import annotations
 
-from stackcheck.accept.steps import TITLES as ACCEPT_TITLES
+from stackcheck.checks.external_docs import ACCEPT_TITLES, HYGIENE_RULES, KERNEL_TITLES
 from stackcheck.checks.registry import document
-from stackcheck.hygiene.rules import RULES as HYGIENE_RULES
-from stackcheck.notebook.check import TITLES
 
 _EXPLAIN = {
     "KERN010": """
@@ -42,7 +41,7 @@ _ACCEPT_EXPLAIN = {
 }
 
 for _id, _text in _EXPLAIN.items():
-    document(_id, TITLES[_id], explain=_text, command="kernel-check")
+    document(_id, KERNEL_TITLES[_id], explain=_text, command="kernel-check")
 for _id, _text in _ACCEPT_EXPLAIN.items():
     document(_id, ACCEPT_TITLES[_id], explain=_text + " Fix: the step's own fix names the command for the checked interpreter.", command="accept")
 for _id, _rule in HYGIENE_RULES.items():

@@ -18,8 +18,6 @@ GIB = 1024**3
 # Reported totals sit a little under the marketed size (an "80GB" H100 reports 79.6 GiB,
 # firmware and ECC reserve the rest), so a threshold of 80 must accept it.
 MEMORY_TOLERANCE = 0.97
-# CUDA builds published on download.pytorch.org (fallback when the knowledge base cannot say).
-_KNOWN_CUDA_BUILDS = ("11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0", "13.2")
 _LIST_PROFILES = command("stackcheck", "preflight", "--list-profiles")
 
 
@@ -152,10 +150,6 @@ def gpu_memory(ctx):
             yield ok(observed=observed, expected=f">= {need.min_memory_gib:g} GiB", subject=f"GPU {g.index}")
 
 
-def _cc(text: str) -> Version | None:
-    return parse_version(text)
-
-
 @check(
     "GPU003",
     "GPU compute capability",
@@ -174,12 +168,12 @@ def gpu_capability(ctx):
     if not gpus:
         yield skipped(_no_gpu_reason(ctx))
         return
-    lo, hi = _cc(need.min_compute_capability or ""), _cc(need.max_compute_capability or "")
+    lo, hi = parse_version(need.min_compute_capability), parse_version(need.max_compute_capability)
     expected = " and ".join(
         p for p in (f">= {need.min_compute_capability}" if lo else "", f"<= {need.max_compute_capability}" if hi else "") if p
     )
     for g in gpus:
-        cc = _cc(g.compute_capability)
+        cc = parse_version(g.compute_capability)
         subject = f"GPU {g.index}"
         if cc is None:
             yield skipped("compute capability of this GPU is unknown", subject=subject)
@@ -202,17 +196,14 @@ def cuda_tag(cuda: str) -> str:
 
 
 def _builds_for(ctx, torch_version: str) -> tuple[str, ...]:
-    """CUDA builds published for this torch release (stable, experimental and index-only, in
-    ascending order), from the knowledge base when it knows."""
-    try:
-        release = ctx.knowledge.torch_release(torch_version)
-        known = release and release.cuda_builds
-        builds = tuple(sorted(release.all_cuda_builds, key=Version)) if known else ()
-        if builds:
-            return builds
-    except Exception:  # knowledge unavailable or release unknown: fall back to the list
-        pass
-    return _KNOWN_CUDA_BUILDS
+    """CUDA builds offered for this torch release (stable, experimental and index-only, in
+    ascending order), from the knowledge tables; for a release they do not list builds of,
+    every build they list (:meth:`Knowledge.published_cuda_builds`). Tables that do not load
+    raise (InputError): the check reports it, as every check on them."""
+    release = ctx.knowledge.torch_release(torch_version)
+    if release is not None and release.cuda_builds:
+        return tuple(sorted(release.all_cuda_builds, key=Version))
+    return tuple(ctx.knowledge.published_cuda_builds())
 
 
 def _index_url(cuda: str) -> str:
@@ -301,9 +292,10 @@ def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: s
     wanted = _profile_torch_requirement(ctx)
     same_release = [c for c in _builds_for_driver(ctx, torch_version, driver_cuda) if spec.contains(c, prereleases=True)]
     if same_release and _admits(wanted, torch_version):
-        install = torch_install_fix(ctx, torch_version, same_release[-1])
+        install = torch_install_fix(ctx, torch_version, _preferred(ctx, torch_version, same_release))
         return pip_command(install), install
-    any_release = [c for c in _KNOWN_CUDA_BUILDS if spec.contains(c, prereleases=True) and _driver_runs(driver_cuda, c)]
+    published = ctx.knowledge.published_cuda_builds()
+    any_release = [c for c in published if spec.contains(c, prereleases=True) and _driver_runs(driver_cuda, c)]
     if not any_release:
         supports = driver_cuda or "unknown"
         fix = f"install a torch build for CUDA {spec_text}, after upgrading the driver"
@@ -346,9 +338,17 @@ def _builds_for_driver(ctx, torch_version: str, driver_cuda: str) -> list[str]:
 
 
 def _newest_build_for_driver(ctx, torch_version: str, driver_cuda: str) -> str | None:
-    """The newest CUDA build of this torch release that the driver's CUDA version covers."""
+    """The newest CUDA build of this torch release that the driver's CUDA version covers
+    (a stable one when there is one: experimental and index-only builds are the fallback)."""
     builds = _builds_for_driver(ctx, torch_version, driver_cuda)
-    return builds[-1] if builds else None
+    return _preferred(ctx, torch_version, builds) if builds else None
+
+
+def _preferred(ctx, torch_version: str, builds: list[str]) -> str:
+    """The newest of ``builds`` that is a stable build of this release, else the newest."""
+    release = ctx.knowledge.torch_release(torch_version)
+    stable = set(release.cuda_builds) if release is not None else set()
+    return ([b for b in builds if b in stable] or builds)[-1]
 
 
 @check(

@@ -92,7 +92,8 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
     """
     from stackcheck.errors import InputError
     from stackcheck.memory import architecture
-    from stackcheck.memory.estimate import Workload, estimate
+    from stackcheck.memory.estimate import Workload
+    from stackcheck.memory.suggest import advise
     from stackcheck.memory.gpus import GIB, find_gpu, parse_size
 
     explicit = {key: sizes[opt] for opt, key in _EXPLICIT if sizes.get(opt) is not None}
@@ -139,7 +140,7 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
         overhead_bytes=int(overhead_gib * GIB), serve_activation_bytes=int(serve_activation_gib * GIB),
         serve_non_torch_bytes=int(non_torch_gib * GIB),
     )
-    result = estimate(arch, counts, work)
+    result = advise(arch, counts, work)
     if as_json:
         emit_json(result)
     else:

@@ -117,7 +117,7 @@ def _is_banner(stripped: str) -> bool:
     return bool(stripped) and set(stripped) <= set("=-")
 
 
-def _strip_prefix(line: str, prefix: str) -> str:
+def _strip_prefix(line: str, prefix: str | None) -> str:
     """Remove the paste's indentation / quote marker (a shorter-indented line loses what it has)."""
     if not prefix or line.startswith(prefix):
         return line[len(prefix or ""):]

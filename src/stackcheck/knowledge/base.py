@@ -50,9 +50,9 @@ class DriverRequirement(NamedTuple):
     platform: str
 
 
-def version(text: str | None) -> Version | None:
-    """A parsed version, ``None`` for an empty, oversized or non-PEP 440 text (never raises)."""
-    return parse_version(text)
+# The knowledge modules' short name for the one bounded parser: a Version, ``None`` for an
+# empty, oversized or non-PEP 440 text (never raises).
+version = parse_version
 
 
 def cuda_minor(cuda: str) -> str:
@@ -99,7 +99,8 @@ class Knowledge:
         key = _platform_key(platform)
         minor = cuda_minor(cuda)
         toolkit = self._toolkit_driver(minor, key)
-        major = version(minor).major if version(minor) else None
+        parsed = version(minor)
+        major = parsed.major if parsed else None
         floor: str | None = None
         if major is not None and major >= self.drivers.mvc_from_major:
             for f in self.drivers.mvc_floors:
@@ -107,7 +108,8 @@ class Knowledge:
                     floor = f.linux if key == "linux" else f.windows
         elif major is not None:
             floor = toolkit  # no minor-version compatibility before CUDA 11
-        if floor and toolkit and version(toolkit) < version(floor):
+        below = version(toolkit), version(floor)
+        if below[0] is not None and below[1] is not None and below[0] < below[1]:
             floor = toolkit  # CUDA 11.0 shipped with 450.51.05, below the 11.x MVC floor: it runs natively
         return DriverRequirement(floor, toolkit, minor, key)
 
@@ -152,6 +154,13 @@ class Knowledge:
             if r.torch == rel:
                 return r
         return None
+
+    def published_cuda_builds(self) -> list[str]:
+        """Every CUDA build the release table lists for any release (stable or experimental),
+        ascending: the download.pytorch.org indexes a fix may name when the release at hand is
+        not in the table."""
+        found = {cuda for r in self.torch.releases for cuda in r.all_cuda_builds}
+        return sorted(found, key=Version)
 
     # ----- architectures -----
     def arch_build(self, torch_version: str, cuda: str, machine: str = "x86_64") -> ArchListRow | None:

@@ -151,14 +151,14 @@ def _python_window(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wante
     for engine in _required(wanted):
         rows = _rows_in(kb, engine.name, engine.spec)
         if rows and all(row.requires_python for row in rows):
-            candidates.append((engine.text, [row.requires_python for row in rows]))
+            candidates.append((engine.text, [row.requires_python or "" for row in rows]))  # all given
     torch = [w for w in wanted.get("torch", []) if w.field == "requirements"]
     if torch:
         releases = _torch_releases(kb, torch[0].spec)
         experimental = any(versions.contains(profile.python, f"{p}.0") for r in releases for p in r.python_experimental)
         windows = [r.python or r.requires_python for r in releases]  # 2.15: only its wheel's Requires-Python is known
         if releases and all(windows) and not experimental:
-            candidates.append((torch[0].text, windows))
+            candidates.append((torch[0].text, [w or "" for w in windows]))  # all given
     problems = []
     for what, windows in candidates:
         if all(versions.is_empty(versions.intersect(w, profile.python)) for w in windows):

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from stackcheck.knowledge.archs import covers
 from stackcheck.knowledge.base import DriverRequirement, Knowledge, cuda_minor, version
-from stackcheck.knowledge.scope import ScopeMatch, dist_index, no_nvidia_driver
+from stackcheck.knowledge.match import ScopeMatch, dist_index, no_nvidia_driver
 from stackcheck.models.snapshot import Snapshot
+
 
 @dataclass(frozen=True)
 class TorchBuild:
@@ -116,13 +117,16 @@ class DriverFit:
         """``below-floor`` (CUDA unusable) | ``compat-mode`` (floor met, toolkit driver not) | ``ok``."""
         if not self.driver:  # judged by CUDA levels: a major below torch's is below its floor
             have, need = version(self.driver_cuda), version(self.build.cuda)
+            assert have is not None and need is not None  # driver_fit makes no DriverFit otherwise
             if have.major < need.major:
                 return "below-floor"
             return "compat-mode" if (have.major, have.minor) < (need.major, need.minor) else "ok"
-        d = version(self.driver)
-        if d < version(self.need.mvc_floor):
+        d, floor = version(self.driver), version(self.need.mvc_floor)
+        toolkit = version(self.need.toolkit_driver)
+        assert d is not None and floor is not None  # driver_fit makes no DriverFit otherwise
+        if d < floor:
             return "below-floor"
-        if self.need.toolkit_driver and d < version(self.need.toolkit_driver):
+        if toolkit is not None and d < toolkit:
             return "compat-mode"
         return "ok"
 
@@ -131,14 +135,17 @@ class DriverFit:
         return f"driver {self.driver}" if self.driver else f"a driver for CUDA <= {self.driver_cuda}"
 
     @property
-    def required(self) -> str:
-        """The driver this band falls short of: the floor, else the toolkit driver."""
+    def required(self) -> str | None:
+        """The driver this band falls short of: the floor, else the toolkit driver (None when
+        judged by CUDA levels for a CUDA the tables do not know)."""
         return self.need.mvc_floor if self.band == "below-floor" else (self.need.toolkit_driver or self.need.mvc_floor)
 
     @property
     def expected(self) -> str:
         if self.band == "below-floor":
-            return f"driver >= {self.need.mvc_floor} (CUDA {version(self.build.cuda).major}.x floor)"
+            cuda = version(self.build.cuda)
+            assert cuda is not None  # driver_fit makes no DriverFit otherwise
+            return f"driver >= {self.need.mvc_floor} (CUDA {cuda.major}.x floor)"
         return f"driver >= {self.required} (CUDA {self.build.cuda} toolkit driver)"
 
 
@@ -147,6 +154,7 @@ def driver_fit(snap: Snapshot, kb: Knowledge) -> DriverFit | ScopeMatch:
     build = cuda_torch(snap, kb)
     if isinstance(build, ScopeMatch):
         return build
+    assert build.cuda is not None  # cuda_torch answers with CUDA builds only
     acc = snap.accelerators
     drv, drv_cuda = acc.driver_version, acc.cuda_driver_version
     need = kb.driver_requirement(build.cuda, snap.platform.system or "linux")

@@ -28,7 +28,8 @@ from stackcheck.models.rule import RULE_SCHEMA_VERSION, Rule
 
 DATA_DIR = Path(__file__).parent / "data"
 
-TABLES = {
+# table name → (file, model, the list of its sourced rows)
+TABLES: dict[str, tuple[str, type[Any], str]] = {
     "drivers": ("cuda_drivers.json", CudaDriverTable, "toolkits"),
     "torch": ("torch_releases.json", TorchReleaseTable, "releases"),
     "archs": ("torch_arch_lists.json", ArchListTable, "builds"),

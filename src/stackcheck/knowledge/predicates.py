@@ -14,9 +14,17 @@ from packaging.version import Version
 
 from stackcheck.knowledge.archs import arch_span, cc_tuple
 from stackcheck.knowledge.base import Knowledge, cuda_minor, release_of, version
-from stackcheck.knowledge.facts import cuda_torch, driver_fit, official_build, torch_archs, torch_build, uncovered_gpus
-from stackcheck.knowledge.scope import ScopeMatch, dist_index, in_spec, no_nvidia_driver
+from stackcheck.knowledge.facts import (
+    cuda_torch,
+    driver_fit,
+    official_build,
+    torch_archs,
+    torch_build,
+    uncovered_gpus,
+)
+from stackcheck.knowledge.match import ScopeMatch, dist_index, in_spec, no_nvidia_driver
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.requirements import marker_environment
 
 Predicate = Callable[[Snapshot, Knowledge, list[str]], ScopeMatch]
 PREDICATES: dict[str, Predicate] = {}
@@ -56,14 +64,14 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         return ScopeMatch.unknown(f"arch list of torch {build.version} (CUDA {build.cuda})")
     archs, source, verified = found
     span = arch_span(archs)
-    bad = uncovered_gpus(snap, archs)
-    bad = [g for g in bad if cc_tuple(g.compute_capability)]  # unreadable capabilities are not judged
-    if args and span:
-        lo, hi = cc_tuple(span[0]), cc_tuple(span[1])
-        if args[0] == "newer":
-            bad = [g for g in bad if cc_tuple(g.compute_capability) > hi]
-        elif args[0] == "older":
-            bad = [g for g in bad if cc_tuple(g.compute_capability) < lo]
+    # unreadable capabilities are not judged
+    judged = [(g, cc) for g in uncovered_gpus(snap, archs) if (cc := cc_tuple(g.compute_capability))]
+    lo, hi = (cc_tuple(span[0]), cc_tuple(span[1])) if args and span else (None, None)
+    if args and args[0] == "newer" and hi:
+        judged = [(g, cc) for g, cc in judged if cc > hi]
+    elif args and args[0] == "older" and lo:
+        judged = [(g, cc) for g, cc in judged if cc < lo]
+    bad = [g for g, _ in judged]
     if not bad:
         return ScopeMatch.failed()
     return ScopeMatch.held(
@@ -140,8 +148,6 @@ def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     row = kb.engine_pins(engine, e.version)
     if row is None:
         return ScopeMatch.unknown(f"pins of {engine} {e.version} (not in the pin table)")
-    from stackcheck.deps.index import marker_environment
-
     reqs = kb.pins_for(row, dep, marker_environment(snap))
     dv = version(d.version)
     bad = [r for r in reqs if dv is None or not r.specifier.contains(dv, prereleases=True)]
@@ -169,7 +175,7 @@ def _companion(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
         return ScopeMatch.failed(f"{'torch' if torch is None else name} not installed")
     rel = kb.torch_release(torch.version)
     paired = getattr(rel, name) if rel else None
-    if not paired:
+    if rel is None or not paired:
         return ScopeMatch.unknown(f"{name} paired with torch {torch.version}")
     if release_of(comp.version) == paired:
         return ScopeMatch.failed()
@@ -254,13 +260,14 @@ def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMa
     problems = []
     if release_of(torch.version) != wheel_torch:
         problems.append(f"built for torch {wheel_torch}, installed torch {torch.version}")
-    if build and build.cuda and version(build.cuda) and str(version(build.cuda).major) != wheel_cuda:
+    cuda = version(build.cuda) if build and build.cuda else None
+    if build and cuda and str(cuda.major) != wheel_cuda:
         problems.append(f"built for CUDA {wheel_cuda}, torch uses CUDA {build.cuda}")
     if not problems:
         return ScopeMatch.failed()
     return ScopeMatch.held(
         f"flash-attn {fa.version}: " + "; ".join(problems),
-        expected=[f"a flash-attn wheel labelled torch{release_of(torch.version)} (cu{version(build.cuda).major if build and build.cuda else '?'})"],
+        expected=[f"a flash-attn wheel labelled torch{release_of(torch.version)} (cu{cuda.major if cuda else '?'})"],
     )
 
 

@@ -185,7 +185,7 @@ def _weights(a: Architecture, p: ParamCount, w: Workload, quant: str | None) -> 
     return value, formula, f"{QUANT_NOTE[quant]}; embeddings, lm_head, norms, biases and routers stay in {w.dtype}"
 
 
-def estimate(a: Architecture, p: ParamCount, w: Workload, *, suggest: bool = True) -> Estimate:
+def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     """The per-GPU memory of workload ``w`` on the model ``a`` with counts ``p``; when it does
     not fit (and ``suggest``), the single changes that would."""
     _validate(w)
@@ -244,10 +244,6 @@ def estimate(a: Architecture, p: ParamCount, w: Workload, *, suggest: bool = Tru
     if mode in ("infer", "serve") and w.gpu_memory_bytes:
         result.serving = serving_budget(a, w, weights / shard_weights, seq)
     _judge(result, w)
-    if suggest and result.verdict == "does-not-fit":
-        from stackcheck.memory.suggest import suggestions
-
-        result.suggestions = suggestions(a, p, result.workload)
     return result
 
 

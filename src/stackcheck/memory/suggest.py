@@ -21,12 +21,20 @@ MORE_GPUS = (2, 4, 8)
 CLOSEST = 3  # shown when no single change fits
 
 
+def advise(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
+    """The estimate, with what would fit instead when it does not (what ``memory`` prints)."""
+    result = estimate(a, p, w)
+    if result.verdict == "does-not-fit":
+        result.suggestions = suggestions(a, p, result.workload)
+    return result
+
+
 def suggestions(a: Architecture, p: ParamCount, w: Workload) -> list[Suggestion]:
     """The single changes that make ``w`` fit, in the order above; when none does, the
     ``CLOSEST`` changes with the most headroom."""
 
     def judged(changes: dict) -> Estimate:
-        return estimate(a, p, msgspec.structs.replace(w, **changes), suggest=False)
+        return estimate(a, p, msgspec.structs.replace(w, **changes))
 
     found = []
     for options, change, changes in _candidates(w, judged):

@@ -10,22 +10,17 @@ def contracts() -> dict[str, type]:
     """Schema file stem → model type. Import is lazy so the CLI stays fast."""
     from stackcheck.models.finding import Report
     from stackcheck.models.profile import Registry
+    from stackcheck.models.result import ResultRecord
     from stackcheck.models.rule import RuleSet
     from stackcheck.models.snapshot import Snapshot
 
-    found: dict[str, type] = {
+    return {
         "snapshot": Snapshot,
         "profile-registry": Registry,
         "report": Report,
         "ruleset": RuleSet,
+        "result": ResultRecord,
     }
-    try:  # the result contract lives with the ledger
-        from stackcheck.results.contract import ResultRecord
-    except ImportError:  # pragma: no cover - before the results package exists
-        pass
-    else:
-        found["result"] = ResultRecord
-    return found
 
 
 def schema_for(model: type) -> dict:

@@ -246,3 +246,10 @@ def normalize_name(name: str) -> str:
     from packaging.utils import canonicalize_name
 
     return canonicalize_name(name)
+
+
+def snapshot_digest(snapshot: Snapshot) -> str:
+    """sha256 of the canonical JSON (sorted keys) of a snapshot."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(msgspec.json.encode(snapshot, order="sorted")).hexdigest()

@@ -12,20 +12,12 @@ from __future__ import annotations
 
 import os
 
+from stackcheck.checks.external_docs import KERNEL_TITLES as TITLES
 from stackcheck.models.finding import CheckResult, Report, worst
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Kernelspec
 from stackcheck.notebook.interpreter import InterpreterFacts, ask
 from stackcheck.shellcmd import code, command
-
-TITLES = {
-    "KERN010": "Kernelspec exists",
-    "KERN001": "Kernelspec names its interpreter by path",
-    "KERN002": "Kernel interpreter exists",
-    "KERN011": "Kernel interpreter is what it claims",
-    "KERN012": "ipykernel is importable in the kernel's interpreter",
-    "KERN013": "Kernel PYTHONPATH entries exist",
-}
 
 
 def _result(check_id: str, verdict: str, kernel: str, observed: str = "", expected: str = "", fix: str | None = None,

@@ -78,7 +78,7 @@ def environment_digest(snapshot) -> str:
 
 def provenance_changes(a, b) -> list[str]:
     """The provenance fields (``tool.captured_at`` …) in which two snapshots differ."""
-    out = []
+    out: list[str] = []
     for name in SNAPSHOT_PROVENANCE:
         x, y = getattr(a, name), getattr(b, name)
         out.extend(f"{name}.{f}" for f in x.__struct_fields__ if getattr(x, f) != getattr(y, f))

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from stackcheck.results.contract import LEVELS, SERVING_BACKENDS, Event, Level, ResultRecord
 from stackcheck.identifiers import printable
-from stackcheck.shellcmd import code, command
+from stackcheck.results.contract import LEVELS, SERVING_BACKENDS, Event, Level, ResultRecord
 from stackcheck.results.identity import environment_digest, provenance_changes
+from stackcheck.shellcmd import code, command
+from stackcheck.versions import parse_version
 
 MIN_REPETITIONS = 3
 
@@ -148,13 +149,8 @@ def installed_version(snapshot, backend: str) -> str:
 
 
 def _released(version: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        v = Version(version)
-    except InvalidVersion:
-        return False
-    return not (v.is_prerelease or v.is_devrelease)
+    v = parse_version(version)
+    return v is not None and not (v.is_prerelease or v.is_devrelease)
 
 
 def unreleased(r: ResultRecord) -> list[str]:
