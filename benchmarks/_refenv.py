@@ -61,7 +61,9 @@ def ensure_reference_venv(path: str | os.PathLike | None = None, *, quiet: bool 
 
 def install_stackcheck(python: str) -> str:
     """Install this checkout (editable) into the venv; return its ``stackcheck`` script."""
-    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", str(ROOT)], check=True)
+    subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", str(ROOT)], check=True
+    )
     return str(Path(python).parent / "stackcheck")
 
 
@@ -94,7 +96,10 @@ def time_commands(commands: dict[str, list[str]], runs: int, env: dict[str, str]
             wall[label].append(time.perf_counter() - t0)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu[label].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return {k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k]), "exit": codes[k]} for k in commands}
+    return {
+        k: {"wall": statistics.median(wall[k]), "cpu": statistics.median(cpu[k]), "exit": codes[k]}
+        for k in commands
+    }
 
 
 def distribution_count(python: str) -> int:

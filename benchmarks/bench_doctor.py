@@ -27,7 +27,9 @@ FLOOR = "floor: list(importlib.metadata.distributions())"
 def findings_agree(python: str, stackcheck: str, env: dict[str, str]) -> str:
     """Whether both tools report the same broken requirements on the reference venv."""
     pip = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True, env=env)
-    ours = subprocess.run([stackcheck, "deps", "conflicts", "--no-extras", "--json"], capture_output=True, text=True, env=env)
+    ours = subprocess.run(
+        [stackcheck, "deps", "conflicts", "--no-extras", "--json"], capture_output=True, text=True, env=env
+    )
     ours_lines = sorted(c["message"] for c in json.loads(ours.stdout)["conflicts"])
     pip_lines = sorted(ln for ln in pip.stdout.splitlines() if ln and ln != "No broken requirements found.")
     same = ours_lines == pip_lines and (pip.returncode == 0) == (ours.returncode == 0)
@@ -67,10 +69,15 @@ def main() -> None:
         return f"{results[a]['wall'] / results[b]['wall']:5.2f}x wall, {results[a]['cpu'] / results[b]['cpu']:5.2f}x cpu"
 
     print("\nside by side:")
-    print(f"  pip check  / stackcheck deps conflicts = {ratio('pip check', 'stackcheck deps conflicts')}   (budget >= 5x)")
-    print(f"  pip check  / stackcheck doctor         = {ratio('pip check', 'stackcheck doctor')}   (doctor: every ISO/DEP/KERN/CUDA/KB check)")
+    print(
+        f"  pip check  / stackcheck deps conflicts = {ratio('pip check', 'stackcheck deps conflicts')}   (budget >= 5x)"
+    )
+    print(
+        f"  pip check  / stackcheck doctor         = {ratio('pip check', 'stackcheck doctor')}   (doctor: every ISO/DEP/KERN/CUDA/KB check)"
+    )
     print(f"  pipdeptree / stackcheck deps tree      = {ratio('pipdeptree', 'stackcheck deps tree')}")
     print(f"  stackcheck doctor / floor              = {ratio('stackcheck doctor', FLOOR)}")
+
 
 if __name__ == "__main__":
     main()

@@ -39,19 +39,27 @@ def main() -> None:
         "pip check": [python, "-m", "pip", "check"],
         "python -m torch.utils.collect_env": [python, "-m", "torch.utils.collect_env"],
     }
-    print(f"reference venv: {python} ({distribution_count(python)} distributions); "
-          f"{args.runs} interleaved runs, medians of process wall and CPU time\n")
+    print(
+        f"reference venv: {python} ({distribution_count(python)} distributions); "
+        f"{args.runs} interleaved runs, medians of process wall and CPU time\n"
+    )
     results = time_commands(commands, args.runs, bench_env(python))
     floor = results[FLOOR]
     print(f"  {'command':<52} {'wall':>9} {'x floor':>8} {'cpu':>9} {'x floor':>8}  exit")
     for label, r in results.items():
-        print(f"  {label:<52} {r['wall'] * 1000:7.1f}ms {r['wall'] / floor['wall']:7.2f}x "
-              f"{r['cpu'] * 1000:7.1f}ms {r['cpu'] / floor['cpu']:7.2f}x  {r['exit']}")
+        print(
+            f"  {label:<52} {r['wall'] * 1000:7.1f}ms {r['wall'] / floor['wall']:7.2f}x "
+            f"{r['cpu'] * 1000:7.1f}ms {r['cpu'] / floor['cpu']:7.2f}x  {r['exit']}"
+        )
     pre, snap = results[preflight]["wall"], results["stackcheck snapshot --json"]["wall"]
     collect = results["python -m torch.utils.collect_env"]["wall"]
     print("\nbudgets (wall):")
-    print(f"  preflight / floor       = {pre / floor['wall']:5.2f}x   (budget <= 3x)   {'PASS' if pre / floor['wall'] <= 3 else 'OVER'}")
-    print(f"  collect_env / snapshot  = {collect / snap:5.2f}x   (budget >= 10x)  {'PASS' if collect / snap >= 10 else 'UNDER'}")
+    print(
+        f"  preflight / floor       = {pre / floor['wall']:5.2f}x   (budget <= 3x)   {'PASS' if pre / floor['wall'] <= 3 else 'OVER'}"
+    )
+    print(
+        f"  collect_env / snapshot  = {collect / snap:5.2f}x   (budget >= 10x)  {'PASS' if collect / snap >= 10 else 'UNDER'}"
+    )
     print(f"  pip check / preflight   = {results['pip check']['wall'] / pre:5.2f}x")
 
 

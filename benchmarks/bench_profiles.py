@@ -23,8 +23,16 @@ PY = sys.executable
 CASES = {
     "python -c pass": [PY, "-c", "pass"],
     "floor: list(distributions())": [PY, "-c", "import importlib.metadata as m; list(m.distributions())"],
-    "load catalog + resolve 1": [PY, "-c", "from stackcheck.catalog import load_catalog; load_catalog().get('PT-SFT-CUDA')"],
-    "load catalog + resolve all": [PY, "-c", "from stackcheck.catalog import load_catalog as l; c = l(); [c.get(i) for i in c.ids(True)]"],
+    "load catalog + resolve 1": [
+        PY,
+        "-c",
+        "from stackcheck.catalog import load_catalog; load_catalog().get('PT-SFT-CUDA')",
+    ],
+    "load catalog + resolve all": [
+        PY,
+        "-c",
+        "from stackcheck.catalog import load_catalog as l; c = l(); [c.get(i) for i in c.ids(True)]",
+    ],
     "stackcheck profiles list": [str(BIN), "profiles", "list"],
     "stackcheck profiles show": [str(BIN), "profiles", "show", "PT-SFT-CUDA"],
     "stackcheck profiles validate": [str(BIN), "profiles", "validate"],

@@ -41,12 +41,24 @@ def draft(i: int, raw_log: Path) -> dict:
         "topic": "inference/qwen2.5-0.5b-latency",
         "run_label": f"bench-{i}",
         "profile": "BENCH-GPU",
-        "model": {"id": "Qwen/Qwen2.5-0.5B-Instruct", "revision": "a" * 40, "tokenizer_revision": "b" * 40,
-                  "chat_template_sha256": "1" * 64, "thinking": "off", "thinking_source": "chat_template_kwargs",
-                  "dtype": "bfloat16"},
+        "model": {
+            "id": "Qwen/Qwen2.5-0.5B-Instruct",
+            "revision": "a" * 40,
+            "tokenizer_revision": "b" * 40,
+            "chat_template_sha256": "1" * 64,
+            "thinking": "off",
+            "thinking_source": "chat_template_kwargs",
+            "dtype": "bfloat16",
+        },
         "backend": {"name": "transformers", "version": "4.57.1", "args": {"attn_implementation": "sdpa"}},
-        "workload": {"manifest_sha256": "2" * 64, "samples": 200, "concurrency": 1, "input_tokens": 512,
-                     "output_tokens": 128, "seed": 0},
+        "workload": {
+            "manifest_sha256": "2" * 64,
+            "samples": 200,
+            "concurrency": 1,
+            "input_tokens": 512,
+            "output_tokens": 128,
+            "seed": 0,
+        },
         "metrics": {"latency_p50_ms": {"value": 41.2, "unit": "ms", "repetitions": [41.0, 41.2, 41.9]}},
         "tolerance": {"*": 0.05},
         "artifacts": [{"path": str(raw_log), "kind": "raw-log"}],
@@ -113,7 +125,12 @@ def main() -> None:
     record_ledger = ledger("record")
     floor_s = timed(floor, args.n)
     store_s = timed(lambda i: store_ledger.store(completed[i]), args.n)
-    record_s = timed(lambda i: record(draft(args.n + i, raw_log), snapshot=snap, ledger=record_ledger, catalog=catalog, cwd=work), args.n)
+    record_s = timed(
+        lambda i: record(
+            draft(args.n + i, raw_log), snapshot=snap, ledger=record_ledger, catalog=catalog, cwd=work
+        ),
+        args.n,
+    )
 
     cli_runs = max(5, args.n // 10)
     env = {**os.environ, "STACKCHECK_LEDGER_DIR": str(work / "cli")}
@@ -124,14 +141,33 @@ def main() -> None:
         path = work / f"draft-{i}.json"
         path.write_text(json.dumps(draft(10_000 + i, raw_log)))
         drafts.append(path)
-    cli_s = timed(lambda i: subprocess.run([sys.executable, "-m", "stackcheck", "results", "record", str(drafts[i]),
-                                            "--snapshot", str(SNAPSHOT), "--registry", str(registry)],
-                                           check=True, capture_output=True, env=env), cli_runs)
+    cli_s = timed(
+        lambda i: subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "stackcheck",
+                "results",
+                "record",
+                str(drafts[i]),
+                "--snapshot",
+                str(SNAPSHOT),
+                "--registry",
+                str(registry),
+            ],
+            check=True,
+            capture_output=True,
+            env=env,
+        ),
+        cli_runs,
+    )
     python_s = timed(lambda i: subprocess.run([sys.executable, "-c", "pass"], check=True), cli_runs)
 
     base = median_ms(floor_s)
     index = "PostgreSQL" if args.ledger else "SQLite"
-    print(f"one result record ({size / 1024:.0f} KiB with its snapshot), {args.n} records each, {index} index, medians")
+    print(
+        f"one result record ({size / 1024:.0f} KiB with its snapshot), {args.n} records each, {index} index, medians"
+    )
     print(f"{'what':<44}{'ms':>9}{'x floor':>10}")
     for name, samples in (
         ("floor: json.dump + fsync (new file)", floor_s),

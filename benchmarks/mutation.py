@@ -40,7 +40,11 @@ DEFAULT_TARGETS = ("checks", "knowledge", "redaction.py", "results/ledger.py")
 # Tests that pin a module's behaviour; a module not listed gets its concern's test folder plus
 # every test file that names the module.
 TESTS = {
-    "checks/packages.py": ["tests/core/test_profile_checks.py", "tests/core/test_pinned_checks.py", "tests/catalog/test_builtin.py"],
+    "checks/packages.py": [
+        "tests/core/test_profile_checks.py",
+        "tests/core/test_pinned_checks.py",
+        "tests/catalog/test_builtin.py",
+    ],
     "checks/hardware.py": ["tests/core/test_profile_checks.py", "tests/core/test_pinned_checks.py"],
     "checks/compat.py": ["tests/knowledge/test_kb_compat_checks.py", "tests/core/test_pinned_checks.py"],
     "checks/isolation.py": ["tests/doctor/test_checks_pure.py"],
@@ -50,17 +54,58 @@ TESTS = {
     "results/": ["tests/results"],
     "redaction.py": ["tests/probe/test_probe_kernels_environ_git.py", "tests/probe/test_snapshot_cli.py"],
 }
-COPY_IGNORE = shutil.ignore_patterns(".git", ".venv*", ".benchvenv", "__pycache__", ".hypothesis", ".pytest_cache",
-                                     "mutants", "*.egg-info", "build", "dist", ".whl", ".gl")
+COPY_IGNORE = shutil.ignore_patterns(
+    ".git",
+    ".venv*",
+    ".benchvenv",
+    "__pycache__",
+    ".hypothesis",
+    ".pytest_cache",
+    "mutants",
+    "*.egg-info",
+    "build",
+    "dist",
+    ".whl",
+    ".gl",
+)
 
-_SWAP_COMPARE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
-                 ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_SWAP_COMPARE = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 _SWAP_BINOP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
 _SWAP_BOOLOP = {ast.And: ast.Or, ast.Or: ast.And}
-_DELETABLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If, ast.For, ast.Continue, ast.Break, ast.Raise)
+_DELETABLE = (
+    ast.Expr,
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.If,
+    ast.For,
+    ast.Continue,
+    ast.Break,
+    ast.Raise,
+)
 # statements are deleted inside functions and their blocks only (a module-level deletion
 # mostly breaks an import, which says nothing about the tests)
-_BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.For, ast.While, ast.If, ast.With, ast.Try, ast.ExceptHandler)
+_BODIES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.For,
+    ast.While,
+    ast.If,
+    ast.With,
+    ast.Try,
+    ast.ExceptHandler,
+)
 
 
 @dataclass
@@ -106,8 +151,14 @@ def _untouchable(tree: ast.AST) -> set[int]:
 
 def _is_docstring(stmt: ast.stmt, parent: ast.AST | None) -> bool:
     body = getattr(parent, "body", None)
-    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-            and isinstance(body, list) and body and body[0] is stmt)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+        and isinstance(body, list)
+        and body
+        and body[0] is stmt
+    )
 
 
 def _expression_mutants(node: ast.AST) -> list[tuple[str, ast.AST]]:
@@ -117,7 +168,11 @@ def _expression_mutants(node: ast.AST) -> list[tuple[str, ast.AST]]:
         for i, op in enumerate(node.ops):
             swap = _SWAP_COMPARE.get(type(op))
             if swap:
-                new = ast.Compare(left=node.left, ops=[*node.ops[:i], swap(), *node.ops[i + 1:]], comparators=node.comparators)
+                new = ast.Compare(
+                    left=node.left,
+                    ops=[*node.ops[:i], swap(), *node.ops[i + 1 :]],
+                    comparators=node.comparators,
+                )
                 out.append((f"{_op_text(op)} -> {_op_text(swap())}", new))
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         out.append(("drop not", node.operand))
@@ -126,7 +181,12 @@ def _expression_mutants(node: ast.AST) -> list[tuple[str, ast.AST]]:
         out.append((f"{_op_text(node.op)} -> {_op_text(swap())}", ast.BoolOp(op=swap(), values=node.values)))
     elif isinstance(node, ast.BinOp) and type(node.op) in _SWAP_BINOP:
         swap = _SWAP_BINOP[type(node.op)]
-        out.append((f"{_op_text(node.op)} -> {_op_text(swap())}", ast.BinOp(left=node.left, op=swap(), right=node.right)))
+        out.append(
+            (
+                f"{_op_text(node.op)} -> {_op_text(swap())}",
+                ast.BinOp(left=node.left, op=swap(), right=node.right),
+            )
+        )
     elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
         out.append((f"{node.value} -> {not node.value}", ast.Constant(not node.value)))
     elif isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
@@ -137,9 +197,24 @@ def _expression_mutants(node: ast.AST) -> list[tuple[str, ast.AST]]:
 
 
 def _op_text(op: ast.AST) -> str:
-    return {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
-            ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not", ast.Add: "+", ast.Sub: "-", ast.Mult: "*",
-            ast.Div: "/", ast.And: "and", ast.Or: "or"}[type(op)]
+    return {
+        ast.Eq: "==",
+        ast.NotEq: "!=",
+        ast.Lt: "<",
+        ast.LtE: "<=",
+        ast.Gt: ">",
+        ast.GtE: ">=",
+        ast.In: "in",
+        ast.NotIn: "not in",
+        ast.Is: "is",
+        ast.IsNot: "is not",
+        ast.Add: "+",
+        ast.Sub: "-",
+        ast.Mult: "*",
+        ast.Div: "/",
+        ast.And: "and",
+        ast.Or: "or",
+    }[type(op)]
 
 
 def _padded(text: str, lines: int, expression: bool) -> str:
@@ -162,15 +237,35 @@ def find_mutants(source: str) -> list[Mutant]:
         lines = node.end_lineno - node.lineno + 1
         if isinstance(node, ast.expr):
             for what, new in _expression_mutants(node):
-                if isinstance(node, ast.Constant) and isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub):
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(parent, ast.UnaryOp)
+                    and isinstance(parent.op, ast.USub)
+                ):
                     what = f"-{what.replace(' -> ', ' -> -')}"  # -25 -> -26 reads better than 25 -> 26
-                found.append(Mutant(node.lineno, node.col_offset, what, *span, _padded(ast.unparse(new), lines, True)))
-        elif isinstance(node, ast.Return) and node.value is not None and not (
-            isinstance(node.value, ast.Constant) and node.value.value is None
+                found.append(
+                    Mutant(node.lineno, node.col_offset, what, *span, _padded(ast.unparse(new), lines, True))
+                )
+        elif (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
         ):
-            found.append(Mutant(node.lineno, node.col_offset, "return None", *span, _padded("return None", lines, False)))
+            found.append(
+                Mutant(
+                    node.lineno, node.col_offset, "return None", *span, _padded("return None", lines, False)
+                )
+            )
         if isinstance(node, _DELETABLE) and isinstance(parent, _BODIES) and not _is_docstring(node, parent):
-            found.append(Mutant(node.lineno, node.col_offset, f"delete {type(node).__name__}", *span, _padded("pass", lines, False)))
+            found.append(
+                Mutant(
+                    node.lineno,
+                    node.col_offset,
+                    f"delete {type(node).__name__}",
+                    *span,
+                    _padded("pass", lines, False),
+                )
+            )
     found.sort(key=lambda m: (m.line, m.col, m.what))
     return found
 
@@ -185,7 +280,7 @@ def apply(source: str, m: Mutant) -> str:
         text = lines[line - 1]
         return offsets[line - 1] + len(text.encode()[:col].decode(errors="ignore"))
 
-    return source[: pos(*m.start)] + m.replacement + source[pos(*m.end):]
+    return source[: pos(*m.start)] + m.replacement + source[pos(*m.end) :]
 
 
 def sample(mutants: list[Mutant], limit: int | None) -> list[Mutant]:
@@ -202,7 +297,11 @@ def resolve_targets(names: list[str]) -> tuple[list[Path], list[str]]:
     files: list[Path] = []
     notes: list[str] = []
     for name in names:
-        text = name.replace("stackcheck.", "", 1).replace(".", "/") if not name.endswith(".py") and "/" not in name else name
+        text = (
+            name.replace("stackcheck.", "", 1).replace(".", "/")
+            if not name.endswith(".py") and "/" not in name
+            else name
+        )
         text = text.split("src/stackcheck/", 1)[-1]
         path = base / text
         if path.is_dir():
@@ -245,9 +344,24 @@ def shared_dir() -> str | None:
 
 
 def run_tests(tree: Path, python: str, tests: list[str], timeout: float, env: dict) -> tuple[str, float]:
-    cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly", *tests]
+    cmd = [
+        python,
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "-p",
+        "no:randomly",
+        *tests,
+    ]
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -256,7 +370,9 @@ def run_tests(tree: Path, python: str, tests: list[str], timeout: float, env: di
         return "timeout", time.monotonic() - start
     elapsed = time.monotonic() - start
     # 1: a test failed; 2: collection failed (the mutant broke an import); 3: internal error
-    return ("survived" if code == 0 else "killed" if code in (1, 2, 3) else f"error (pytest exit {code})"), elapsed
+    return (
+        "survived" if code == 0 else "killed" if code in (1, 2, 3) else f"error (pytest exit {code})"
+    ), elapsed
 
 
 def mutate_module(tree: Path, rel: Path, args, env: dict) -> ModuleResult:
@@ -290,7 +406,9 @@ def mutate_module(tree: Path, rel: Path, args, env: dict) -> ModuleResult:
                 target.write_text(mutated, encoding="utf-8")
                 m.status, m.seconds = run_tests(tree, args.python, tests, timeout, env)
             if args.verbose:
-                print(f"    [{i}/{len(mutants)}] {m.status:9} {rel.as_posix()}:{m.line}: {m.what}", flush=True)
+                print(
+                    f"    [{i}/{len(mutants)}] {m.status:9} {rel.as_posix()}:{m.line}: {m.what}", flush=True
+                )
     finally:
         target.write_text(original, encoding="utf-8")
     result.mutants = len(mutants)
@@ -299,7 +417,14 @@ def mutate_module(tree: Path, rel: Path, args, env: dict) -> ModuleResult:
             result.killed += 1
         elif m.status == "survived":
             result.survived += 1
-            result.survivors.append({"line": m.line, "col": m.col + 1, "what": m.what, "code": original.splitlines()[m.line - 1].strip()})
+            result.survivors.append(
+                {
+                    "line": m.line,
+                    "col": m.col + 1,
+                    "what": m.what,
+                    "code": original.splitlines()[m.line - 1].strip(),
+                }
+            )
         elif m.status == "timeout":
             result.timeouts += 1
         else:
@@ -311,20 +436,33 @@ def print_result(r: ModuleResult) -> None:
     head = f"{r.module}: {r.mutants} mutants, {r.killed} killed, {r.survived} survived, {r.timeouts} timeouts"
     if r.incompetent:
         head += f", {r.incompetent} not run (did not compile / pytest error)"
-    print(head + (f"  [{r.note}]" if r.note else f"  (tests: {' '.join(r.tests)}; baseline {r.baseline_s} s)"))
+    print(
+        head + (f"  [{r.note}]" if r.note else f"  (tests: {' '.join(r.tests)}; baseline {r.baseline_s} s)")
+    )
     for s in r.survivors:
         print(f"  survived {r.module}:{s['line']}:{s['col']}: {s['what']:<16} | {s['code'][:90]}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[1:]))
-    ap.add_argument("modules", nargs="*", help="modules: src/stackcheck/checks/packages.py, checks/packages.py, "
-                    "stackcheck.checks.packages or a package folder (checks)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
+    ap.add_argument(
+        "modules",
+        nargs="*",
+        help="modules: src/stackcheck/checks/packages.py, checks/packages.py, "
+        "stackcheck.checks.packages or a package folder (checks)",
+    )
     ap.add_argument("--max-mutants", type=int, default=None, help="per module, spread evenly (default: all)")
     ap.add_argument("--tests", nargs="+", default=None, help="test paths to run instead of the mapped ones")
-    ap.add_argument("--python", default=sys.executable, help="interpreter that runs pytest (default: this one)")
-    ap.add_argument("--timeout-factor", type=float, default=5.0, help="a mutant's tests may take this many baselines")
+    ap.add_argument(
+        "--python", default=sys.executable, help="interpreter that runs pytest (default: this one)"
+    )
+    ap.add_argument(
+        "--timeout-factor", type=float, default=5.0, help="a mutant's tests may take this many baselines"
+    )
     ap.add_argument("--min-timeout", type=float, default=20.0)
     ap.add_argument("--baseline-timeout", type=float, default=600.0)
     ap.add_argument("--nice", type=int, default=10, help="niceness increment for this run (0: none)")
@@ -344,8 +482,12 @@ def main(argv: list[str] | None = None) -> int:
     results: list[ModuleResult] = []
     try:
         shutil.copytree(ROOT, tree, ignore=COPY_IGNORE, symlinks=True)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree / "src"), str(tree)]), "PYTHONDONTWRITEBYTECODE": "1",
-               "HYPOTHESIS_PROFILE": "ci"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(tree / "src"), str(tree)]),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HYPOTHESIS_PROFILE": "ci",
+        }
         if shared_dir() and "STACKCHECK_SHARED_DIR" not in env:
             env["STACKCHECK_SHARED_DIR"] = shared_dir()
         for rel in modules:
@@ -359,10 +501,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     if not args.list:
-        total = {k: sum(getattr(r, k) for r in results) for k in ("mutants", "killed", "survived", "timeouts")}
-        print(f"total: {total['mutants']} mutants, {total['killed']} killed, {total['survived']} survived, {total['timeouts']} timeouts")
+        total = {
+            k: sum(getattr(r, k) for r in results) for k in ("mutants", "killed", "survived", "timeouts")
+        }
+        print(
+            f"total: {total['mutants']} mutants, {total['killed']} killed, {total['survived']} survived, {total['timeouts']} timeouts"
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n", encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps([asdict(r) for r in results], indent=1) + "\n", encoding="utf-8"
+        )
     return 0
 
 

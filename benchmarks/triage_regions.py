@@ -18,7 +18,6 @@ Usage: python benchmarks/triage_regions.py [--archive PATH] [--json]
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import re
 import sys
@@ -93,7 +92,9 @@ def measure(root: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--archive", default=ARCHIVE)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -39,7 +39,9 @@ def build_log(path: Path, megabytes: int) -> None:
         while written < megabytes * 2**20:
             out.write(corpus)
             written += len(corpus)
-        out.write(b"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    loss.backward()\n")
+        out.write(
+            b'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    loss.backward()\n'
+        )
         out.write(TAIL.read_bytes())
 
 
@@ -56,7 +58,9 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mb", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
@@ -66,12 +70,20 @@ def main() -> None:
         size_mb = log.stat().st_size / 2**20
         grep_s, _ = timed(["grep", "-c", "Error", str(log)], args.repeat)
         floor_s, _ = timed([sys.executable, "-c", f"for line in open({str(log)!r}, 'rb'): pass"], args.repeat)
-        triage_s, rss = timed([sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"], args.repeat)
-        check = subprocess.run([sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"], capture_output=True, text=True)
+        triage_s, rss = timed(
+            [sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"], args.repeat
+        )
+        check = subprocess.run(
+            [sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"],
+            capture_output=True,
+            text=True,
+        )
         found = '"rule_id": "KB102"' in check.stdout
     print(f"log: {size_mb:.0f} MiB (GitHub Actions run repeated, CUDA OOM at the end; found: {found})")
     for name, seconds in (("floor-grep", grep_s), ("floor-python", floor_s), ("triage", triage_s)):
-        print(f"  {name:13s} {seconds:7.2f} s  {seconds / floor_s:5.1f}x python floor  {size_mb / seconds:7.1f} MiB/s")
+        print(
+            f"  {name:13s} {seconds:7.2f} s  {seconds / floor_s:5.1f}x python floor  {size_mb / seconds:7.1f} MiB/s"
+        )
     print(f"  peak RSS of the child processes: {rss / 1024:.0f} MiB (triage is the largest of them)")
 
 

@@ -20,8 +20,18 @@ if "STACKCHECK_CACHE_DIR" not in os.environ:
 _home = tempfile.mkdtemp(prefix="stackcheck-test-home-")
 atexit.register(shutil.rmtree, _home, True)
 os.environ["HOME"] = _home
-for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_DIRS", "PYTHONUSERBASE",
-             "JUPYTER_PATH", "JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_PATH"):
+for _var in (
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_DIRS",
+    "PYTHONUSERBASE",
+    "JUPYTER_PATH",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_CONFIG_DIR",
+    "JUPYTER_RUNTIME_DIR",
+    "JUPYTER_CONFIG_PATH",
+):
     os.environ.pop(_var, None)
 
 # Property tests are deterministic: the same examples on every run and machine (a failure
@@ -31,7 +41,12 @@ for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_DIR
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
-    "ci", derandomize=True, database=None, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("explore", deadline=None, database=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -41,7 +41,9 @@ def missing_prerequisite(reason: str) -> NoReturn:
 SHARED = shared_dir()
 
 
-def dist(name: str, version: str, *requires: str, location: str = "/env/lib/python3.12/site-packages", **kw) -> S.Distribution:
+def dist(
+    name: str, version: str, *requires: str, location: str = "/env/lib/python3.12/site-packages", **kw
+) -> S.Distribution:
     return S.Distribution(name=name, version=version, location=location, requires=list(requires), **kw)
 
 
@@ -61,20 +63,43 @@ def make_snapshot(
 ) -> S.Snapshot:
     """A consistent snapshot of a Linux venv; GPU, driver and torch facts only when given."""
     snap = S.Snapshot(
-        python=S.PythonSection(status="ok", source="test", version=python, implementation="CPython",
-                               executable="/env/bin/python", prefix="/env", env_kind="venv", modules=modules or {}),
+        python=S.PythonSection(
+            status="ok",
+            source="test",
+            version=python,
+            implementation="CPython",
+            executable="/env/bin/python",
+            prefix="/env",
+            env_kind="venv",
+            modules=modules or {},
+        ),
         packages=S.PackagesSection(status="ok", source="test", distributions=list(dists)),
-        platform=S.PlatformSection(status="ok", source="test", system=system, machine=machine,
-                                   libc_family="glibc" if system == "Linux" else "", libc_version=glibc if system == "Linux" else ""),
+        platform=S.PlatformSection(
+            status="ok",
+            source="test",
+            system=system,
+            machine=machine,
+            libc_family="glibc" if system == "Linux" else "",
+            libc_version=glibc if system == "Linux" else "",
+        ),
         hosted=S.HostedSection(status="ok", source="test", platforms=hosted or []),
     )
     if gpus:
         snap.accelerators = S.AcceleratorSection(
-            status="ok", source="test", vendor="nvidia", driver_version=driver, cuda_driver_version=driver_cuda,
-            gpus=[S.Gpu(index=i, name=n, compute_capability=cc, memory_total_bytes=int(gib * 1024**3)) for i, (n, cc, gib) in enumerate(gpus)],
+            status="ok",
+            source="test",
+            vendor="nvidia",
+            driver_version=driver,
+            cuda_driver_version=driver_cuda,
+            gpus=[
+                S.Gpu(index=i, name=n, compute_capability=cc, memory_total_bytes=int(gib * 1024**3))
+                for i, (n, cc, gib) in enumerate(gpus)
+            ],
         )
     else:
-        snap.accelerators = S.AcceleratorSection(status="absent", source="test", looked_for=["/sys/module/nvidia/version"])
+        snap.accelerators = S.AcceleratorSection(
+            status="absent", source="test", looked_for=["/sys/module/nvidia/version"]
+        )
     if torch:
         snap.torch = S.TorchSection(status="ok", source="test", version=torch, cuda=torch_cuda)
         if not any(d.name == "torch" for d in dists):
@@ -94,7 +119,6 @@ def recorded(name: str) -> S.Snapshot:
     if not path.exists():
         pytest.skip(f"recorded snapshot {path.name} not present")
     return load_snapshot(str(path))
-
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:

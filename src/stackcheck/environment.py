@@ -41,8 +41,11 @@ def load_snapshot(path: str) -> Snapshot:
         newer = major.isdigit() and int(major) > int(ours)
         raise InputError(
             f"{source}: schema_version: snapshot schema {printable(snapshot.schema_version)} is "
-            + (f"newer than this stackcheck reads ({ours}.x); upgrade stackcheck" if newer
-               else f"not one this stackcheck reads ({ours}.x)")
+            + (
+                f"newer than this stackcheck reads ({ours}.x); upgrade stackcheck"
+                if newer
+                else f"not one this stackcheck reads ({ours}.x)"
+            )
         )
     return redact_snapshot(snapshot)
 
@@ -110,7 +113,15 @@ def obtain_snapshot(
     sections: tuple[str, ...] | None = None,
     modules: tuple[str, ...] = (),
 ) -> Snapshot:
-    given = [o for o, v in (("--snapshot", snapshot_file), ("--from-collect-env", collect_env_file), ("--python", python_path)) if v]
+    given = [
+        o
+        for o, v in (
+            ("--snapshot", snapshot_file),
+            ("--from-collect-env", collect_env_file),
+            ("--python", python_path),
+        )
+        if v
+    ]
     if len(given) > 1:
         raise InputError(f"{' and '.join(given)} cannot be combined: give one source of facts")
     if snapshot_file:

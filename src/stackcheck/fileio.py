@@ -81,8 +81,9 @@ def decode_json(data: bytes, model: type[T], source: str, what: str) -> T:
             raise InputError(f"{source}: {where}: {text[0].lower() + text[1:]} (in {_a(what)})") from None
         raise InputError(f"{source}: {msg} (in {_a(what)})") from None
     except RecursionError:  # msgspec's decoder recurses per nesting level ([[[[…, {"a":{"a":…)
-        raise InputError(f"{source}: JSON nested too deeply (hundreds of levels), expected {_a(what)}") \
-            from None
+        raise InputError(
+            f"{source}: JSON nested too deeply (hundreds of levels), expected {_a(what)}"
+        ) from None
     except msgspec.DecodeError as exc:
         msg = str(exc)
         if "truncated" in msg.lower():

@@ -64,8 +64,10 @@ TOKEN_SHAPES = {
     "AWS access key id": (("AKIA", "ASIA"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     "AWS secret access key": (
         ("aws_secret", "AWS_SECRET", "Aws_Secret"),
-        (r"(?i:aws_secret_access_key|aws_secret_key)[\"']?\s*[:=]\s*[\"']?"
-         r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+        (
+            r"(?i:aws_secret_access_key|aws_secret_key)[\"']?\s*[:=]\s*[\"']?"
+            r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+        ),
     ),
     "W&B API key": (("wandb", "WANDB", "Wandb", "WandB"), r"(?i:wandb)[^\n]{0,120}?\b([0-9a-f]{40})\b"),
 }
@@ -121,19 +123,86 @@ _STRICT = ("TOKEN", "KEY", "SECRET", "PASSW", "CREDENTIAL", "AUTH")
 # Words around TOKEN / KEY that make a name no credential: model-side tokens (eos_token,
 # max_tokens, pad_token_id, experts_per_token), our own identity_key, sort keys …
 _NOT_BEFORE = {
-    "token": frozenset({
-        "per", "max", "min", "num", "special", "pad", "bos", "eos", "unk", "sep", "cls", "mask", "start",
-        "end", "stop", "first", "last", "next", "input", "output", "new", "total", "image", "audio", "video",
-        "vision", "default", "chat", "added", "extra", "additional", "decoder", "encoder", "prompt",
-        "completion", "generated"
-    }),
-    "key": frozenset({
-        "identity", "sort", "cache", "primary", "foreign", "partition", "lookup", "group", "index", "public",
-        "row", "shard", "routing", "dict", "map"
-    }),
+    "token": frozenset(
+        {
+            "per",
+            "max",
+            "min",
+            "num",
+            "special",
+            "pad",
+            "bos",
+            "eos",
+            "unk",
+            "sep",
+            "cls",
+            "mask",
+            "start",
+            "end",
+            "stop",
+            "first",
+            "last",
+            "next",
+            "input",
+            "output",
+            "new",
+            "total",
+            "image",
+            "audio",
+            "video",
+            "vision",
+            "default",
+            "chat",
+            "added",
+            "extra",
+            "additional",
+            "decoder",
+            "encoder",
+            "prompt",
+            "completion",
+            "generated",
+        }
+    ),
+    "key": frozenset(
+        {
+            "identity",
+            "sort",
+            "cache",
+            "primary",
+            "foreign",
+            "partition",
+            "lookup",
+            "group",
+            "index",
+            "public",
+            "row",
+            "shard",
+            "routing",
+            "dict",
+            "map",
+        }
+    ),
 }
-_NOT_AFTER = {"token": frozenset({"id", "ids", "type", "types", "count", "counts", "len", "length", "size",
-                                  "index", "limit", "budget", "usage", "embeddings"})}
+_NOT_AFTER = {
+    "token": frozenset(
+        {
+            "id",
+            "ids",
+            "type",
+            "types",
+            "count",
+            "counts",
+            "len",
+            "length",
+            "size",
+            "index",
+            "limit",
+            "budget",
+            "usage",
+            "embeddings",
+        }
+    )
+}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -254,7 +323,7 @@ def _redact_shapes(text: str) -> str:
 def _clean_url(m) -> str:
     scheme, body = m.group(1), m.group(2)
     core = body.rstrip(".,)]")  # prose around a URL: "(see https://…?token=x)."
-    body, trail = core, body[len(core):]
+    body, trail = core, body[len(core) :]
     end = _userinfo_end(body)
     if end > 0 and body[:end] != REDACTED:
         body = REDACTED + body[end:]
@@ -303,7 +372,7 @@ def _userinfo_end(body: str) -> int:
 
 def _clean_header(m) -> str:
     value = m.group(4)
-    kept = value[len(value.rstrip()):]
+    kept = value[len(value.rstrip()) :]
     if value.strip() == REDACTED:
         return m.group(0)
     return m.group(1) + m.group(2) + (m.group(3) + " " if m.group(3) else "") + REDACTED + kept

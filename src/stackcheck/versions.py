@@ -81,7 +81,9 @@ def parse(spec: str | SpecifierSet) -> SpecifierSet:
     for one in spec:
         if len(one.version) > MAX_VERSION_CHARS:
             size = len(one.version)
-            raise InvalidSpecifier(f"{one.operator} a version of {size} characters (at most {MAX_VERSION_CHARS})")
+            raise InvalidSpecifier(
+                f"{one.operator} a version of {size} characters (at most {MAX_VERSION_CHARS})"
+            )
     return spec
 
 

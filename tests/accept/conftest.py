@@ -46,8 +46,14 @@ def link_install(python: Path, requirements: list[str]) -> list[str]:
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     present = {canonicalize_name(d.metadata["Name"]) for d in metadata.distributions(path=[str(site)])}
     todo, linked = [Requirement(r) for r in requirements], []
     while todo:
@@ -68,7 +74,11 @@ def link_install(python: Path, requirements: list[str]) -> list[str]:
                 (site / top).symlink_to(source, target_is_directory=source.is_dir())
         present.add(name)
         linked.append(name)
-        todo += [r for r in map(Requirement, dist.requires or ()) if r.marker is None or r.marker.evaluate({"extra": ""})]
+        todo += [
+            r
+            for r in map(Requirement, dist.requires or ())
+            if r.marker is None or r.marker.evaluate({"extra": ""})
+        ]
     return linked
 
 
@@ -101,7 +111,14 @@ def bare_python(tmp_path_factory, worker_id) -> str:
 def cli():
     def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        return subprocess.run([sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, cwd=cwd, timeout=900, env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "stackcheck", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=900,
+            env=env,
+        )
 
     return run
 

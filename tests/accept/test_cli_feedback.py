@@ -23,15 +23,22 @@ def _env():
 
 
 def _stackcheck(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, env=_env(),
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, env=_env(), timeout=600
+    )
 
 
 def _run_with_tty_stderr(args, cwd) -> tuple[int, str, str]:
     """Run stackcheck with stderr on a pseudo-terminal; (exit code, stdout, what the terminal got)."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "stackcheck", *args], stdout=subprocess.PIPE, stderr=slave,
-                            stdin=subprocess.DEVNULL, cwd=cwd, env=_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stackcheck", *args],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=_env(),
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -50,8 +57,10 @@ def _run_with_tty_stderr(args, cwd) -> tuple[int, str, str]:
 
 @pytest.mark.slow
 def test_progress_per_step_on_a_terminal(bare_python, tmp_path):
-    code, out, err = _run_with_tty_stderr(["accept", "--python", bare_python, "--out", str(tmp_path / "o"),
-                                           "--repo", str(tmp_path)], cwd=tmp_path)
+    code, out, err = _run_with_tty_stderr(
+        ["accept", "--python", bare_python, "--out", str(tmp_path / "o"), "--repo", str(tmp_path)],
+        cwd=tmp_path,
+    )
     assert code == 1 and "report: " in out
     lines = err.splitlines()
     assert lines[0] == f"accept: 7 steps in {bare_python} (each child process up to 300 s)"
@@ -66,17 +75,31 @@ def test_progress_per_step_on_a_terminal(bare_python, tmp_path):
 
 @pytest.mark.slow
 def test_no_progress_when_stderr_is_not_a_terminal_or_with_json(bare_python, tmp_path):
-    plain = _stackcheck("accept", "--python", bare_python, "--out", str(tmp_path / "a"), "--repo", str(tmp_path))
+    plain = _stackcheck(
+        "accept", "--python", bare_python, "--out", str(tmp_path / "a"), "--repo", str(tmp_path)
+    )
     assert plain.returncode == 1 and plain.stderr == ""
-    code, out, err = _run_with_tty_stderr(["accept", "--python", bare_python, "--out", str(tmp_path / "b"),
-                                           "--repo", str(tmp_path), "--json"], cwd=tmp_path)
+    code, out, err = _run_with_tty_stderr(
+        ["accept", "--python", bare_python, "--out", str(tmp_path / "b"), "--repo", str(tmp_path), "--json"],
+        cwd=tmp_path,
+    )
     assert code == 1 and json.loads(out)["kind"] == "accept" and err == ""
 
 
 @pytest.mark.slow
 def test_train_cpu_without_packages_fixes_in_one_command_and_skips_the_gpu_step(bare_python, tmp_path):
-    r = _stackcheck("accept", "--python", bare_python, "-p", "TRAIN-CPU", "--out", str(tmp_path / "o"),
-                    "--repo", str(tmp_path), "--json")
+    r = _stackcheck(
+        "accept",
+        "--python",
+        bare_python,
+        "-p",
+        "TRAIN-CPU",
+        "--out",
+        str(tmp_path / "o"),
+        "--repo",
+        str(tmp_path),
+        "--json",
+    )
     steps = {c["id"]: c for c in json.loads(r.stdout)["checks"]}
     assert steps["ACC004"]["observed"] == "torch and safetensors are not installed"
     assert (
@@ -84,7 +107,9 @@ def test_train_cpu_without_packages_fixes_in_one_command_and_skips_the_gpu_step(
         == f"{shlex.quote(bare_python)} -m pip install 'torch<3,>=2.6' 'safetensors>=0.4.3'"
     )
     assert (steps["ACC003"]["verdict"], steps["ACC003"]["reason"]) == (
-        "skipped", "torch is not installed (ACC002 reports it) and profile TRAIN-CPU needs no GPU")
+        "skipped",
+        "torch is not installed (ACC002 reports it) and profile TRAIN-CPU needs no GPU",
+    )
 
 
 @pytest.mark.parametrize("kind", ["missing", "file"])

@@ -3,7 +3,15 @@ without running anything."""
 
 from __future__ import annotations
 
-from stackcheck.accept.steps import ChildRun, Needs, judge_gpu, judge_numpy, judge_roundtrip, judge_train, run_child
+from stackcheck.accept.steps import (
+    ChildRun,
+    Needs,
+    judge_gpu,
+    judge_numpy,
+    judge_roundtrip,
+    judge_train,
+    run_child,
+)
 from stackcheck.models.profile import GpuRequirement, Profile
 
 
@@ -16,12 +24,37 @@ def facts(**kw) -> ChildRun:
 
 
 NO_PROFILE = Needs(None, pip)
-GPU_PROFILE = Needs(Profile(id="G", requirements=["torch>=2.6"], required_modules=["torch"], gpu=GpuRequirement(min_count=1)), pip)
+GPU_PROFILE = Needs(
+    Profile(id="G", requirements=["torch>=2.6"], required_modules=["torch"], gpu=GpuRequirement(min_count=1)),
+    pip,
+)
 CPU_PROFILE = Needs(Profile(id="C", requirements=["fastapi"]), pip)
 
-NUMPY_OK = {"numpy": "2.1.0", "blas": "openblas", "errors": {"solve_3x3": 0.0, "matmul_2x3x2": 0.0, "matmul_256": 0.0}}
-TRAIN_OK = {"torch": "2.8.0", "cuda_build": "12.8", "parameters": 100, "losses": [1.0, 0.9, 0.8], "grads_finite": True, "last_grad_norm": 0.5, "threads": 2}
-GPU_OK = {"torch": "2.8.0+cu128", "cuda_build": "12.8", "device": "cuda", "device_name": "NVIDIA H200", "capability": "9.0", "max_abs_diff": 2e-5, "max_abs": 150.0, "finite": True, "n": 1024}
+NUMPY_OK = {
+    "numpy": "2.1.0",
+    "blas": "openblas",
+    "errors": {"solve_3x3": 0.0, "matmul_2x3x2": 0.0, "matmul_256": 0.0},
+}
+TRAIN_OK = {
+    "torch": "2.8.0",
+    "cuda_build": "12.8",
+    "parameters": 100,
+    "losses": [1.0, 0.9, 0.8],
+    "grads_finite": True,
+    "last_grad_norm": 0.5,
+    "threads": 2,
+}
+GPU_OK = {
+    "torch": "2.8.0+cu128",
+    "cuda_build": "12.8",
+    "device": "cuda",
+    "device_name": "NVIDIA H200",
+    "capability": "9.0",
+    "max_abs_diff": 2e-5,
+    "max_abs": 150.0,
+    "finite": True,
+    "n": 1024,
+}
 
 
 def test_numpy():
@@ -43,12 +76,19 @@ def test_gpu_paths():
     assert judge_gpu(facts(**GPU_OK), GPU_PROFILE).verdict == "ok"
     off = judge_gpu(facts(**dict(GPU_OK, max_abs_diff=3.0)), GPU_PROFILE)
     assert off.verdict == "blocked" and "differs from the CPU" in off.observed
-    broken = judge_gpu(facts(**dict(GPU_OK, error="CUDA error: no kernel image is available for execution on the device")), GPU_PROFILE)
+    broken = judge_gpu(
+        facts(**dict(GPU_OK, error="CUDA error: no kernel image is available for execution on the device")),
+        GPU_PROFILE,
+    )
     assert broken.verdict == "blocked" and "no kernel image" in broken.observed
     cpu_build = {"torch": "2.8.0+cpu", "cuda_build": None, "device": None, "device_count": 0}
     assert judge_gpu(facts(**cpu_build), NO_PROFILE).verdict == "skipped"
     needed = judge_gpu(facts(**cpu_build), GPU_PROFILE)
-    assert needed.verdict == "blocked" and "CPU-only build" in needed.observed and "preflight --profile G" in needed.fix
+    assert (
+        needed.verdict == "blocked"
+        and "CPU-only build" in needed.observed
+        and "preflight --profile G" in needed.fix
+    )
     no_driver = judge_gpu(facts(**dict(cpu_build, cuda_build="12.8")), GPU_PROFILE)
     assert no_driver.verdict == "blocked" and "nvidia-smi" in no_driver.fix
 
@@ -58,7 +98,10 @@ def test_missing_packages_follow_the_profile():
     assert judge_train(missing, NO_PROFILE).fix == "py -m pip install torch"
     assert judge_train(missing, GPU_PROFILE).fix == "py -m pip install torch>=2.6"
     assert judge_train(missing, CPU_PROFILE).verdict == "skipped"
-    assert judge_roundtrip(facts(missing="safetensors.torch"), None, NO_PROFILE).observed == "safetensors is not installed"
+    assert (
+        judge_roundtrip(facts(missing="safetensors.torch"), None, NO_PROFILE).observed
+        == "safetensors is not installed"
+    )
 
 
 def test_roundtrip_must_be_bit_identical():

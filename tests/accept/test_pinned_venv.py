@@ -22,7 +22,9 @@ def test_ml_python_is_a_separate_venv_with_the_real_torch(ml_python):
     got = json.loads(done.stdout)
     assert ml_python == f"{got['prefix']}/bin/python"
     assert got["torch_file"] == f"{got['site']}/torch/__init__.py"  # installed in the venv's site-packages
-    assert got["torch"] == got["dist"] == metadata.version("torch")  # the wheel CI installed, metadata included
+    assert (
+        got["torch"] == got["dist"] == metadata.version("torch")
+    )  # the wheel CI installed, metadata included
     assert got["torch"].split("+")[0] == "2.13.0" and got["cuda"] is None  # the CPU build
     assert got["tensor"] == 6
     assert got["transformers"] is False  # only torch, numpy, safetensors and what they require

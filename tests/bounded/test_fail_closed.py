@@ -129,11 +129,13 @@ def test_forbidden_engine_with_a_4400_digit_version_blocks_on_the_command_line(t
 def test_accept_summary_counts_errors_first():
     from stackcheck.accept.run import _summary_line
 
-    report = Report(checks=[
-        CheckResult(id="A1", title="a", verdict="blocked", fix="fix a"),
-        CheckResult(id="E1", title="e", verdict="error", reason="internal error in check E1: …"),
-        CheckResult(id="O1", title="o", verdict="ok"),
-    ])
+    report = Report(
+        checks=[
+            CheckResult(id="A1", title="a", verdict="blocked", fix="fix a"),
+            CheckResult(id="E1", title="e", verdict="error", reason="internal error in check E1: …"),
+            CheckResult(id="O1", title="o", verdict="ok"),
+        ]
+    )
     assert _summary_line(report) == ("1 error, 1 blocked, 1 ok: E1 e; A1 a", None)
 
 

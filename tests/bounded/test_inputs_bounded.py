@@ -22,19 +22,37 @@ def _registry(tmp_path, profiles, name="reg.json"):
 
 TOO_LONG = "a version of 4400 characters (at most 256)"
 HUGE = {
-    "requirements": ({"requirements": ["foo==" + BIG]}, "A.requirements[0]",
-                     f"invalid PEP 508 requirement 'foo=={'1' * 43}…11111111': == {TOO_LONG}"),
-    "constraints": ({"constraints": ["foo<" + BIG]}, "A.constraints[0]",
-                    f"invalid PEP 508 requirement 'foo<{'1' * 44}…11111111': < {TOO_LONG}"),
-    "forbidden": ({"forbidden": [{"requirement": "vllm>=" + BIG}]}, "A.forbidden[0].requirement",
-                  f"invalid PEP 508 requirement 'vllm>={'1' * 42}…11111111': >= {TOO_LONG}"),
+    "requirements": (
+        {"requirements": ["foo==" + BIG]},
+        "A.requirements[0]",
+        f"invalid PEP 508 requirement 'foo=={'1' * 43}…11111111': == {TOO_LONG}",
+    ),
+    "constraints": (
+        {"constraints": ["foo<" + BIG]},
+        "A.constraints[0]",
+        f"invalid PEP 508 requirement 'foo<{'1' * 44}…11111111': < {TOO_LONG}",
+    ),
+    "forbidden": (
+        {"forbidden": [{"requirement": "vllm>=" + BIG}]},
+        "A.forbidden[0].requirement",
+        f"invalid PEP 508 requirement 'vllm>={'1' * 42}…11111111': >= {TOO_LONG}",
+    ),
     "python": ({"python": ">=" + BIG}, "A.python", f"invalid PEP 440 specifier '>={'1' * 46}…11111111'"),
-    "torch_cuda": ({"gpu": {"torch_cuda": "==" + BIG}}, "A.gpu.torch_cuda",
-                   f"invalid PEP 440 specifier '=={'1' * 46}…11111111'"),
-    "min_glibc": ({"platform": {"min_glibc": BIG + ".1"}}, "A.platform.min_glibc",
-                  f"expected a glibc version like '2.28', got '{'1' * 48}…111111.1'"),
-    "min_cc": ({"gpu": {"min_compute_capability": BIG + ".0"}}, "A.gpu.min_compute_capability",
-               f"expected a compute capability like '8.0', got '{'1' * 48}…111111.0'"),
+    "torch_cuda": (
+        {"gpu": {"torch_cuda": "==" + BIG}},
+        "A.gpu.torch_cuda",
+        f"invalid PEP 440 specifier '=={'1' * 46}…11111111'",
+    ),
+    "min_glibc": (
+        {"platform": {"min_glibc": BIG + ".1"}},
+        "A.platform.min_glibc",
+        f"expected a glibc version like '2.28', got '{'1' * 48}…111111.1'",
+    ),
+    "min_cc": (
+        {"gpu": {"min_compute_capability": BIG + ".0"}},
+        "A.gpu.min_compute_capability",
+        f"expected a compute capability like '8.0', got '{'1' * 48}…111111.0'",
+    ),
 }
 
 
@@ -67,14 +85,19 @@ def test_an_extends_chain_of_1000_profiles_is_one_line_not_a_recursion_error(tmp
 def test_profiles_validate_names_the_first_profile_too_deep_only(tmp_path):
     reg = _registry(tmp_path, _chain(1000))
     proc = cli("profiles", "validate", reg)
-    assert (proc.returncode, proc.stdout.splitlines(), proc.stderr) == (1, [
-        f"{reg}: P32.extends: extends chain longer than 32 profiles (P32 -> P31 -> P30 -> … -> P0)",
-    ], f"1 problem in {reg}\n")
+    assert (proc.returncode, proc.stdout.splitlines(), proc.stderr) == (
+        1,
+        [
+            f"{reg}: P32.extends: extends chain longer than 32 profiles (P32 -> P31 -> P30 -> … -> P0)",
+        ],
+        f"1 problem in {reg}\n",
+    )
 
 
 def test_the_depth_limit_is_exact():
-    profiles = {f"P{i}": Profile(id=f"P{i}", extends=[f"P{i - 1}"] if i else [])
-                for i in range(MAX_EXTENDS_DEPTH + 1)}
+    profiles = {
+        f"P{i}": Profile(id=f"P{i}", extends=[f"P{i - 1}"] if i else []) for i in range(MAX_EXTENDS_DEPTH + 1)
+    }
     deepest_ok = f"P{MAX_EXTENDS_DEPTH - 1}"
     assert resolve(deepest_ok, profiles.get).layers == [f"P{i}" for i in range(MAX_EXTENDS_DEPTH)]
     with pytest.raises(ProfileError) as too_deep:
@@ -93,12 +116,15 @@ def test_a_wide_diamond_is_not_too_deep():
 NESTED = "[" * 100_000 + "]" * 100_000  # msgspec recurses per level: RecursionError, caught in fileio
 
 
-@pytest.mark.parametrize(("args", "what"), [
-    (("preflight", "--snapshot", "{file}", "-p", "BASE-CPU"), "expected a stackcheck snapshot"),
-    (("profiles", "validate", "{file}"), "expected a profile registry"),
-    (("results", "validate", "{file}"), None),
-    (("memory", "--config", "{file}"), "expected a Hugging Face config.json"),
-])
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (("preflight", "--snapshot", "{file}", "-p", "BASE-CPU"), "expected a stackcheck snapshot"),
+        (("profiles", "validate", "{file}"), "expected a profile registry"),
+        (("results", "validate", "{file}"), None),
+        (("memory", "--config", "{file}"), "expected a Hugging Face config.json"),
+    ],
+)
 def test_json_nested_100k_deep_is_one_line_exit_2(tmp_path, args, what):
     path = tmp_path / "deep.json"
     path.write_text('{"schema_version": "1.0", "profiles": ' + NESTED + "}")

@@ -91,8 +91,9 @@ def test_a_gcc_that_prints_300_mb_gives_a_bounded_toolchain_fact(tmp_path, monke
     from stackcheck.probe.toolchain import find_gcc
 
     gcc = tmp_path / "gcc"
-    gcc.write_text(f"#!{sys.executable}\nimport sys\n"
-                   "for _ in range(300):\n    sys.stdout.write('9' * 1_000_000)\n")
+    gcc.write_text(
+        f"#!{sys.executable}\nimport sys\nfor _ in range(300):\n    sys.stdout.write('9' * 1_000_000)\n"
+    )
     gcc.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
     tool = find_gcc()
@@ -148,9 +149,11 @@ FAKE_OUTPUTS = {
     "array": ("echo '[1, 2]'", "printed '[1, 2]'; expected a JSON object with python and packages sections"),
     "text": ("echo hello", "printed 'hello'; no JSON: is it a Python >= 3.8?"),
     "nothing": ("exit 0", "printed nothing; no JSON: is it a Python >= 3.8?"),
-    "wrong-type": ("""echo '{"python": {"version": 3}, "packages": {}}'""",
-                   """printed '{"python": {"version": 3}, "packages": {}}'; """
-                   "python: Expected `str`, got `int` - at `$.version`"),
+    "wrong-type": (
+        """echo '{"python": {"version": 3}, "packages": {}}'""",
+        """printed '{"python": {"version": 3}, "packages": {}}'; """
+        "python: Expected `str`, got `int` - at `$.version`",
+    ),
     "deep": ("""python3 -c 'print("[" * 100000 + "]" * 100000)'""", "no JSON: is it a Python >= 3.8?"),
 }
 

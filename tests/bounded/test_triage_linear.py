@@ -47,20 +47,27 @@ def test_oom_figures_on_a_long_run_of_digits_finish(pattern):
     assert _grab(pattern, "1." * (MB3 // 2)) is None
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('File "/opt/conda/lib/python3.10/site-packages/torch/nn.py", line 1', "/opt/conda"),
-    ("File /srv/env/lib/site-packages/x.py", "/srv/env"),  # bare (Jupyter), no pythonX.Y
-    ("/at/start/lib/python3.11/dist-packages/x.py", "/at/start"),  # the very start of the text
-    ("word/usr/lib/python3.11/site-packages/x.py", None),  # inside a word: not a frame's path
-    ('File "C:\\Program Files\\Py\\Lib\\site-packages\\x.py"', "C:\\Program Files\\Py"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('File "/opt/conda/lib/python3.10/site-packages/torch/nn.py", line 1', "/opt/conda"),
+        ("File /srv/env/lib/site-packages/x.py", "/srv/env"),  # bare (Jupyter), no pythonX.Y
+        ("/at/start/lib/python3.11/dist-packages/x.py", "/at/start"),  # the very start of the text
+        ("word/usr/lib/python3.11/site-packages/x.py", None),  # inside a word: not a frame's path
+        ('File "C:\\Program Files\\Py\\Lib\\site-packages\\x.py"', "C:\\Program Files\\Py"),
+    ],
+)
 def test_site_search_keeps_its_meaning(text, expected):
     assert traceback_environment(text) == expected
 
 
 def test_oom_figures_are_still_read():
-    detail = ("this process has 70.31 GiB memory in use. Of the allocated memory 69.50 GiB is allocated by "
-              "PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.")
+    detail = (
+        "this process has 70.31 GiB memory in use. Of the allocated memory 69.50 GiB is allocated by "
+        "PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated."
+    )
     assert [_grab(p, detail) for p in (_IN_USE, _BY_TORCH, _UNALLOCATED)] == [
-        int(70.31 * 2**30), int(69.50 * 2**30), 300 * 2**20,
+        int(70.31 * 2**30),
+        int(69.50 * 2**30),
+        300 * 2**20,
     ]

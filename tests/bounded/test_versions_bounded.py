@@ -32,18 +32,21 @@ def test_parse_version_never_raises(text):
     assert parsed is None or isinstance(parsed, Version)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("2.8.0+cu128", Version("2.8.0+cu128")),
-    ("1" * 256, Version("1" * 256)),  # at the limit: still parsed
-    ("1" * 257, None),
-    (BIG, None),
-    ("1." * 5000 + "1", None),
-    ("", None),
-    (None, None),
-    (3.12, None),
-    ("３.１２", None),  # full-width digits are not PEP 440 digits
-    ("not a version", None),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2.8.0+cu128", Version("2.8.0+cu128")),
+        ("1" * 256, Version("1" * 256)),  # at the limit: still parsed
+        ("1" * 257, None),
+        (BIG, None),
+        ("1." * 5000 + "1", None),
+        ("", None),
+        (None, None),
+        (3.12, None),
+        ("３.１２", None),  # full-width digits are not PEP 440 digits
+        ("not a version", None),
+    ],
+)
 def test_parse_version_cases(text, expected):
     assert versions.parse_version(text) == expected
 
@@ -54,17 +57,31 @@ def test_unparsable_versions_are_shown_short():
     assert versions.unparsable_version("abc") == "'abc' (not a PEP 440 version)"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("3.12.3", (3, 12)), ("3.13.0a1+", (3, 13)), ("3.¹²", None), (BIG + ".1", None),
-    ("3", None), ("", None), (None, None),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3.12.3", (3, 12)),
+        ("3.13.0a1+", (3, 13)),
+        ("3.¹²", None),
+        (BIG + ".1", None),
+        ("3", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_major_minor(text, expected):
     assert versions.major_minor(text) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("8.6", (8, 6)), ("8.6.1", None), (BIG + ".0", None), ("8.²", None),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8.6", (8, 6)),
+        ("8.6.1", None),
+        (BIG + ".0", None),
+        ("8.²", None),
+    ],
+)
 def test_compute_capability_tuples(text, expected):
     assert cc_tuple(text) == expected
 
@@ -116,7 +133,9 @@ def _hostile_snapshots():
         for name, change in VARIANTS.items():
             yield f"{f.stem}/{name}", msgspec.convert(_walk(raw, change), type(base))
         # packages and torch kept readable, so the checks that need them reach the other facts
-        machine = {k: v if k in ("packages", "torch") else _walk(v, VARIANTS["leading"]) for k, v in raw.items()}
+        machine = {
+            k: v if k in ("packages", "torch") else _walk(v, VARIANTS["leading"]) for k, v in raw.items()
+        }
         yield f"{f.stem}/machine", msgspec.convert(machine, type(base))
 
 

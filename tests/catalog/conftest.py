@@ -15,7 +15,9 @@ def write_registry(tmp_path: Path):
     def write(profiles: list, path: str = "reg.json", **top) -> Path:
         target = tmp_path / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps({"schema_version": "1.0", **top, "profiles": profiles}), encoding="utf-8")
+        target.write_text(
+            json.dumps({"schema_version": "1.0", **top, "profiles": profiles}), encoding="utf-8"
+        )
         return target
 
     return write

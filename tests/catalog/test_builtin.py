@@ -19,13 +19,31 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = ROOT / "tests" / "data" / "snapshots"
 
 CPU = ["BASE-CPU", "TRAIN-CPU", "PT-CPU", "PERF-DELIVERY", "INF-SERVICE-DELIVERY"]
-SINGLE = ["TRAIN-CUDA-MECHANISM", "ARCH-CUDA-MECHANISM", "PERF-CUDA-MECHANISM", "INF-CUDA-MECHANISM", "Q-CUDA-MECHANISM",
-          "Q-QLORA", "PT-SFT-CUDA", "PT-RL-CUDA", "PT-VERL-CUDA", "PT-DISTILL-CUDA", "PT-DELIVERY-CUDA"]
+SINGLE = [
+    "TRAIN-CUDA-MECHANISM",
+    "ARCH-CUDA-MECHANISM",
+    "PERF-CUDA-MECHANISM",
+    "INF-CUDA-MECHANISM",
+    "Q-CUDA-MECHANISM",
+    "Q-QLORA",
+    "PT-SFT-CUDA",
+    "PT-RL-CUDA",
+    "PT-VERL-CUDA",
+    "PT-DISTILL-CUDA",
+    "PT-DELIVERY-CUDA",
+]
 MULTI = ["PAR-CUDA-MECHANISM"]
 SERVING = ["INF-VLLM-011-CU128", "INF-VLLM-SPEC025", "INF-VLLM-MTP"]
 NAMED = CPU + SINGLE + MULTI + SERVING
-TRAINING_MECHANISM = ["TRAIN-CUDA-MECHANISM", "ARCH-CUDA-MECHANISM", "PERF-CUDA-MECHANISM", "INF-CUDA-MECHANISM", "PAR-CUDA-MECHANISM",
-                      "TRAIN-CPU", "BASE-CPU"]
+TRAINING_MECHANISM = [
+    "TRAIN-CUDA-MECHANISM",
+    "ARCH-CUDA-MECHANISM",
+    "PERF-CUDA-MECHANISM",
+    "INF-CUDA-MECHANISM",
+    "PAR-CUDA-MECHANISM",
+    "TRAIN-CPU",
+    "BASE-CPU",
+]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +82,11 @@ def test_every_profile_is_fully_described(catalog, pid):
 def test_device_scope_matches_the_groups(catalog):
     for pid in CPU:
         p = catalog.get(pid)
-        assert p.gpu is None and p.evidence_scope == "cpu-smoke" and p.category == ("delivery" if pid.endswith("-DELIVERY") else "cpu")
+        assert (
+            p.gpu is None
+            and p.evidence_scope == "cpu-smoke"
+            and p.category == ("delivery" if pid.endswith("-DELIVERY") else "cpu")
+        )
     for pid in SINGLE:
         p = catalog.get(pid)
         assert p.gpu.min_count == 1 and p.evidence_scope == "single-gpu" and p.category == "single-gpu"
@@ -75,7 +97,13 @@ def test_device_scope_matches_the_groups(catalog):
 
 
 def test_bf16_and_qlora_profiles_need_ampere(catalog):
-    for pid in ("Q-QLORA", "TRAIN-CUDA-MECHANISM", "ARCH-CUDA-MECHANISM", "PT-SFT-CUDA", "PAR-CUDA-MECHANISM"):
+    for pid in (
+        "Q-QLORA",
+        "TRAIN-CUDA-MECHANISM",
+        "ARCH-CUDA-MECHANISM",
+        "PT-SFT-CUDA",
+        "PAR-CUDA-MECHANISM",
+    ):
         assert versions.contains(">=8.0", catalog.get(pid).gpu.min_compute_capability), pid
 
 
@@ -104,7 +132,11 @@ def test_vllm_011_baseline_uses_the_exact_pins_of_its_wheel(catalog):
     r = reqs(p)
     # vllm_pins.json, vLLM 0.11.0 Requires-Dist
     assert {n: str(r[n].specifier) for n in ("vllm", "torch", "torchvision", "torchaudio", "xformers")} == {
-        "vllm": "==0.11.0", "torch": "==2.8.0", "torchvision": "==0.23.0", "torchaudio": "==2.8.0", "xformers": "==0.0.32.post1",
+        "vllm": "==0.11.0",
+        "torch": "==2.8.0",
+        "torchvision": "==0.23.0",
+        "torchaudio": "==2.8.0",
+        "xformers": "==0.0.32.post1",
     }
     assert versions.is_subset(r["transformers"].specifier, ">=4.55.2")
     assert p.gpu.torch_cuda == "==12.8"  # torch 2.8 builds: 12.6, 12.8, 12.9
@@ -118,8 +150,10 @@ def test_spec025_models_cuda_129_honestly(catalog):
     # vLLM 0.25.1's default wheel is CUDA 13.0 (libcudart.so.13); its +cu129 variant runs with torch's
     # cu129 build of 2.11.0, which download.pytorch.org publishes: the profile pins exactly that build
     assert p.gpu.torch_cuda == "==12.9"
-    assert p.docs.extra == {"vllm-cu129-index": "https://wheels.vllm.ai/0.25.1/cu129",
-                            "torch-cu129-index": "https://download.pytorch.org/whl/cu129"}
+    assert p.docs.extra == {
+        "vllm-cu129-index": "https://wheels.vllm.ai/0.25.1/cu129",
+        "torch-cu129-index": "https://download.pytorch.org/whl/cu129",
+    }
     index = "--extra-index-url https://wheels.vllm.ai/0.25.1/cu129"
     assert any("vllm==0.25.1+cu129" in n and index in n for n in p.notes)
     assert any("libcudart.so.13" in n for n in p.notes)
@@ -172,20 +206,30 @@ def test_a_realistic_cpu_environment_satisfies_base_cpu(catalog):
 def test_preflight_with_builtin_profiles_on_recorded_machines(catalog, snapshot, pid, verdict):
     from stackcheck.judge import judge
 
-    report = judge(load_snapshot(str(SNAPSHOTS / f"{snapshot}.json")), command="preflight", profile=catalog.get(pid))
-    assert report.verdict == verdict, [(c.id, c.verdict, c.observed) for c in report.checks if c.verdict == "blocked"]
+    report = judge(
+        load_snapshot(str(SNAPSHOTS / f"{snapshot}.json")), command="preflight", profile=catalog.get(pid)
+    )
+    assert report.verdict == verdict, [
+        (c.id, c.verdict, c.observed) for c in report.checks if c.verdict == "blocked"
+    ]
 
 
 def test_generated_index_is_in_step_with_the_catalog(catalog):
     committed = (ROOT / "docs" / "profiles-index.md").read_text(encoding="utf-8")
-    assert committed == render_index(catalog, relative_to="docs"), "run: stackcheck profiles docs --output docs/profiles-index.md"
+    assert committed == render_index(catalog, relative_to="docs"), (
+        "run: stackcheck profiles docs --output docs/profiles-index.md"
+    )
 
 
 def test_index_links_resolve_to_existing_sections(catalog):
     index = render_index(catalog, relative_to="docs")
     guide = (ROOT / "docs" / "profiles.md").read_text(encoding="utf-8")
     # GitHub's heading anchors: lower case, punctuation dropped, spaces → hyphens
-    anchors = {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-") for line in guide.splitlines() if line.startswith("#")}
+    anchors = {
+        re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        for line in guide.splitlines()
+        if line.startswith("#")
+    }
     for pid in catalog.ids(include_bases=True):
         path, _, anchor = catalog.get(pid).docs.quickstart.partition("#")
         assert (ROOT / path).is_file() and anchor in anchors, pid

@@ -13,7 +13,9 @@ STACKCHECK = str(Path(sys.executable).with_name("stackcheck"))
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([STACKCHECK, "profiles", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [STACKCHECK, "profiles", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize(
@@ -38,15 +40,21 @@ def test_unreadable_registry_exits_2_with_one_line(tmp_path, content, expected):
 
 def test_missing_file_exits_2(tmp_path):
     result = run("validate", str(tmp_path / "nope.json"), cwd=tmp_path)
-    assert (result.returncode, result.stderr.strip()) == (2, f"stackcheck: error: {tmp_path / 'nope.json'}: no such profile registry")
+    assert (result.returncode, result.stderr.strip()) == (
+        2,
+        f"stackcheck: error: {tmp_path / 'nope.json'}: no such profile registry",
+    )
 
 
 def test_validate_reports_each_problem_and_exits_1(write_registry, tmp_path):
-    path = write_registry([
-        {"id": "BASE", "requirements": ["torch>=2.6"]},
-        {"id": "CHILD", "extends": ["BASE"], "requirements": ["torch<2.5"], "reqs": []},
-        {"id": "OTHER", "extends": ["BASE"], "requirements": ["torch<2.5"]},
-    ], include_builtin=False)
+    path = write_registry(
+        [
+            {"id": "BASE", "requirements": ["torch>=2.6"]},
+            {"id": "CHILD", "extends": ["BASE"], "requirements": ["torch<2.5"], "reqs": []},
+            {"id": "OTHER", "extends": ["BASE"], "requirements": ["torch<2.5"]},
+        ],
+        include_builtin=False,
+    )
     result = run("validate", str(path), cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
@@ -65,33 +73,50 @@ def test_validate_without_a_file_uses_discovery(write_registry, tmp_path):
     assert result.returncode == 0, result.stdout
     assert result.stdout.strip() == f"{tmp_path / 'requirements' / 'environment-profiles.json'}: valid"
     builtin = run("validate", "--json", cwd=Path("/"))
-    assert builtin.returncode == 0 and json.loads(builtin.stdout) == {"source": "built-in", "valid": True, "problems": []}
+    assert builtin.returncode == 0 and json.loads(builtin.stdout) == {
+        "source": "built-in",
+        "valid": True,
+        "problems": [],
+    }
 
 
 def test_list_and_show(write_registry, tmp_path):
-    path = write_registry([{"id": "MY-SFT", "extends": ["PT-SFT-CUDA"], "title": "ours", "gpu": {"min_memory_gib": 48}}])
+    path = write_registry(
+        [{"id": "MY-SFT", "extends": ["PT-SFT-CUDA"], "title": "ours", "gpu": {"min_memory_gib": 48}}]
+    )
     listing = run("list", "--registry", str(path), cwd=tmp_path)
     assert listing.returncode == 0
     assert listing.stdout.splitlines()[0].startswith(f"profiles from {path} (sha256:")
-    assert any(line.split()[:3] == ["MY-SFT", "single-gpu", "single-gpu"] for line in listing.stdout.splitlines())
+    assert any(
+        line.split()[:3] == ["MY-SFT", "single-gpu", "single-gpu"] for line in listing.stdout.splitlines()
+    )
     as_json = json.loads(run("list", "--registry", str(path), "--json", cwd=tmp_path).stdout)
     assert as_json["source"] == str(path) and as_json["digest"].startswith("sha256:")
     assert len(as_json["profiles"]) == 21 and not any(p["category"] == "base" for p in as_json["profiles"])
     assert len(json.loads(run("list", "--all", "--json", cwd=tmp_path).stdout)["profiles"]) == 28
 
     shown = json.loads(run("show", "MY-SFT", "--registry", str(path), "--json", cwd=tmp_path).stdout)
-    assert shown["extends"] == [] and shown["layers"][-2:] == ["PT-SFT-CUDA", "MY-SFT"] and shown["gpu"]["min_memory_gib"] == 48
+    assert (
+        shown["extends"] == []
+        and shown["layers"][-2:] == ["PT-SFT-CUDA", "MY-SFT"]
+        and shown["gpu"]["min_memory_gib"] == 48
+    )
     raw = json.loads(run("show", "MY-SFT", "--registry", str(path), "--raw", "--json", cwd=tmp_path).stdout)
     assert raw["extends"] == ["PT-SFT-CUDA"] and raw["layers"] == []
     text = run("show", "INF-VLLM-011-CU128", cwd=tmp_path).stdout
-    assert "layers    LAYER-RUNTIME → LAYER-TORCH → LAYER-CUDA → GUARD-NO-QLORA → LAYER-VLLM → INF-VLLM-011-CU128" in text
+    assert (
+        "layers    LAYER-RUNTIME → LAYER-TORCH → LAYER-CUDA → GUARD-NO-QLORA → LAYER-VLLM → INF-VLLM-011-CU128"
+        in text
+    )
     assert "  vllm==0.11.0" in text and "torch CUDA ==12.8" in text
 
 
 def test_unknown_profile_exits_2_with_suggestions(tmp_path):
     result = run("show", "PT-SFT", cwd=tmp_path)
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.startswith("stackcheck: error: unknown profile ID 'PT-SFT' in the built-in catalog; did you mean PT-SFT-CUDA")
+    assert result.stderr.startswith(
+        "stackcheck: error: unknown profile ID 'PT-SFT' in the built-in catalog; did you mean PT-SFT-CUDA"
+    )
 
 
 def test_docs_writes_the_index_atomically(tmp_path):
@@ -114,4 +139,9 @@ def test_schema_is_the_registry_json_schema(tmp_path):
     assert schema["$ref"] == "#/$defs/Registry" and "Profile" in schema["$defs"]
     import jsonschema
 
-    jsonschema.validate(json.loads((Path(__file__).parents[2] / "src/stackcheck/catalog/builtin/40-serving.json").read_text()), schema)
+    jsonschema.validate(
+        json.loads(
+            (Path(__file__).parents[2] / "src/stackcheck/catalog/builtin/40-serving.json").read_text()
+        ),
+        schema,
+    )

@@ -17,7 +17,10 @@ def test_builtin_catalog_when_nothing_is_found(tmp_path):
 
 
 def test_walks_up_to_the_nearest_registry(write_registry, tmp_path):
-    reg = write_registry([{"id": "MY-EXP", "extends": ["BASE-CPU"], "title": "mine"}], path="requirements/environment-profiles.json")
+    reg = write_registry(
+        [{"id": "MY-EXP", "extends": ["BASE-CPU"], "title": "mine"}],
+        path="requirements/environment-profiles.json",
+    )
     deep = tmp_path / "a" / "b" / "c"
     deep.mkdir(parents=True)
     catalog = load_catalog(cwd=str(deep))
@@ -35,9 +38,17 @@ def test_explicit_registry_wins_over_the_walk_up(write_registry, tmp_path):
 
 
 def test_user_profile_extends_a_builtin_one(write_registry):
-    reg = write_registry([
-        {"id": "MY-SFT", "extends": ["PT-SFT-CUDA"], "title": "my SFT run", "requirements": ["wandb>=0.17", "trl>=1.0"], "gpu": {"min_memory_gib": 48}},
-    ])
+    reg = write_registry(
+        [
+            {
+                "id": "MY-SFT",
+                "extends": ["PT-SFT-CUDA"],
+                "title": "my SFT run",
+                "requirements": ["wandb>=0.17", "trl>=1.0"],
+                "gpu": {"min_memory_gib": 48},
+            },
+        ]
+    )
     catalog = load_catalog(registry=str(reg))
     p = catalog.get("MY-SFT")
     base = catalog.get("PT-SFT-CUDA")
@@ -69,7 +80,10 @@ def test_include_builtin_false_stands_alone(write_registry):
 def test_unknown_profile_lists_close_matches():
     with pytest.raises(InputError) as info:
         load_catalog().get("TRAIN-CUDA-MECHANSIM")
-    assert str(info.value) == "unknown profile ID 'TRAIN-CUDA-MECHANSIM' in the built-in catalog; did you mean TRAIN-CUDA-MECHANISM, INF-CUDA-MECHANISM, PAR-CUDA-MECHANISM?"
+    assert (
+        str(info.value)
+        == "unknown profile ID 'TRAIN-CUDA-MECHANSIM' in the built-in catalog; did you mean TRAIN-CUDA-MECHANISM, INF-CUDA-MECHANISM, PAR-CUDA-MECHANISM?"
+    )
 
 
 def test_hidden_base_layers_resolve_but_are_not_listed():
@@ -81,7 +95,9 @@ def test_hidden_base_layers_resolve_but_are_not_listed():
 
 def test_digest_is_canonical_content(write_registry):
     a = write_registry([{"id": "X", "title": "t", "requirements": ["torch"]}], path="a.json")
-    b = write_registry([{"requirements": ["torch"], "title": "t", "id": "X"}], path="b.json")  # same content, other key order
+    b = write_registry(
+        [{"requirements": ["torch"], "title": "t", "id": "X"}], path="b.json"
+    )  # same content, other key order
     c = write_registry([{"id": "X", "title": "changed", "requirements": ["torch"]}], path="c.json")
     da, db, dc = (load_catalog(registry=str(p)).digest for p in (a, b, c))
     assert da.startswith("sha256:") and len(da) == len("sha256:") + 64
@@ -91,7 +107,9 @@ def test_digest_is_canonical_content(write_registry):
 
 def test_duplicate_ids_in_one_file_are_unreadable_input(write_registry):
     reg = write_registry([{"id": "X"}, {"id": "X"}])
-    with pytest.raises(InputError, match=r"reg\.json: profiles\[1\]\.id: duplicate profile ID 'X' \(also profiles\[0\]\)"):
+    with pytest.raises(
+        InputError, match=r"reg\.json: profiles\[1\]\.id: duplicate profile ID 'X' \(also profiles\[0\]\)"
+    ):
         load_catalog(registry=str(reg))
 
 

@@ -22,11 +22,14 @@ def test_problem_renders_as_one_line():
 
 
 def test_unknown_keys_are_problems_not_exceptions(write_registry):
-    assert check(write_registry, [
-        {"id": "TOP", "reqs": []},
-        {"id": "NESTED", "forbidden": [{"requirement": "vllm", "reasn": "typo"}]},
-        {"id": "GPU", "gpu": {"min_cc": "8.0"}},
-    ]) == [
+    assert check(
+        write_registry,
+        [
+            {"id": "TOP", "reqs": []},
+            {"id": "NESTED", "forbidden": [{"requirement": "vllm", "reasn": "typo"}]},
+            {"id": "GPU", "gpu": {"min_cc": "8.0"}},
+        ],
+    ) == [
         f"TOP.reqs: unknown field (expected one of: {PROFILE_FIELDS})",
         "NESTED.forbidden[0].reasn: unknown field (expected one of: requirement, reason, use_instead)",
         "GPU.gpu.min_cc: unknown field (expected one of: min_count, min_memory_gib, min_compute_capability, max_compute_capability, torch_cuda)",
@@ -34,12 +37,15 @@ def test_unknown_keys_are_problems_not_exceptions(write_registry):
 
 
 def test_wrong_types_and_enum_values(write_registry):
-    assert check(write_registry, [
-        {"id": "T", "python": 3.10},
-        {"id": "E", "evidence_scope": "cloud"},
-        {"title": "no id"},
-        "not an object",
-    ]) == [
+    assert check(
+        write_registry,
+        [
+            {"id": "T", "python": 3.10},
+            {"id": "E", "evidence_scope": "cloud"},
+            {"title": "no id"},
+            "not an object",
+        ],
+    ) == [
         "T.python: expected `str | null`, got `float`",
         "E.evidence_scope: invalid enum value 'cloud' (expected one of: cpu-smoke, single-gpu, multi-gpu, serving)",
         "profiles[2].id: missing required field",
@@ -50,17 +56,34 @@ def test_wrong_types_and_enum_values(write_registry):
 def test_registry_level_problems(write_registry, tmp_path):
     path = tmp_path / "list.json"
     path.write_text("[1, 2]")
-    assert [str(p) for p in validate(str(path))] == [f"{path}: registry.(top level): expected a JSON object with a \"profiles\" array, got an array"]
-    assert check(write_registry, [], extra_key=1) == ["registry.extra_key: unknown field (expected one of: schema_version, profiles, include_builtin)"]
-    assert check(write_registry, [], schema_version="2.0") == ["registry.schema_version: unsupported schema version '2.0', expected 1.x"]
-    assert check(write_registry, [], include_builtin="yes") == ["registry.include_builtin: expected `bool`, got `str`"]
+    assert [str(p) for p in validate(str(path))] == [
+        f'{path}: registry.(top level): expected a JSON object with a "profiles" array, got an array'
+    ]
+    assert check(write_registry, [], extra_key=1) == [
+        "registry.extra_key: unknown field (expected one of: schema_version, profiles, include_builtin)"
+    ]
+    assert check(write_registry, [], schema_version="2.0") == [
+        "registry.schema_version: unsupported schema version '2.0', expected 1.x"
+    ]
+    assert check(write_registry, [], include_builtin="yes") == [
+        "registry.include_builtin: expected `bool`, got `str`"
+    ]
 
 
 def test_bad_pep440_and_pep508(write_registry):
-    found = check(write_registry, [
-        {"id": "S", "python": ">=3.x", "requirements": ["torch>>2", "ok>=1"], "constraints": ["numpy>=1,<"],
-         "forbidden": [{"requirement": "v llm!"}], "gpu": {"torch_cuda": "12.8"}},
-    ])
+    found = check(
+        write_registry,
+        [
+            {
+                "id": "S",
+                "python": ">=3.x",
+                "requirements": ["torch>>2", "ok>=1"],
+                "constraints": ["numpy>=1,<"],
+                "forbidden": [{"requirement": "v llm!"}],
+                "gpu": {"torch_cuda": "12.8"},
+            },
+        ],
+    )
     assert found[0] == "S.python: invalid PEP 440 specifier '>=3.x'"
     assert found[1] == "S.gpu.torch_cuda: invalid PEP 440 specifier '12.8'"
     assert found[2].startswith("S.requirements[0]: invalid PEP 508 requirement 'torch>>2': Expected")
@@ -70,15 +93,18 @@ def test_bad_pep440_and_pep508(write_registry):
 
 
 def test_unknown_and_cyclic_extends_and_duplicate_ids(write_registry):
-    assert check(write_registry, [
-        {"id": "BASE"},
-        {"id": "TYPO", "extends": ["BASEE"]},
-        {"id": "A", "extends": ["B"]},
-        {"id": "B", "extends": ["A"]},
-        {"id": "BEHIND-CYCLE", "extends": ["A"]},  # broken by its parent, not itself reported as a cycle
-        {"id": "BASE", "title": "again"},
-        {"id": "bad id"},
-    ]) == [
+    assert check(
+        write_registry,
+        [
+            {"id": "BASE"},
+            {"id": "TYPO", "extends": ["BASEE"]},
+            {"id": "A", "extends": ["B"]},
+            {"id": "B", "extends": ["A"]},
+            {"id": "BEHIND-CYCLE", "extends": ["A"]},  # broken by its parent, not itself reported as a cycle
+            {"id": "BASE", "title": "again"},
+            {"id": "bad id"},
+        ],
+    ) == [
         "BASE.id: duplicate profile ID (first defined at profiles[0])",
         "TYPO.extends: unknown parent profile 'BASEE' (did you mean BASE?)",
         "A.extends: cyclic extends: A -> B -> A",
@@ -88,12 +114,18 @@ def test_unknown_and_cyclic_extends_and_duplicate_ids(write_registry):
 
 
 def test_ranges_left_empty_by_layering(write_registry):
-    assert check(write_registry, [
-        {"id": "BASE", "python": ">=3.13", "requirements": ["torch>=2.6"]},
-        {"id": "CHILD", "extends": ["BASE"], "python": "<3.12", "requirements": ["torch<2.5"]},
-        {"id": "GRANDCHILD", "extends": ["CHILD"]},  # inherits the contradiction: reported once, at its origin
-        {"id": "CONS", "requirements": ["torch==2.8.0"], "constraints": ["torch>=2.9"]},
-    ]) == [
+    assert check(
+        write_registry,
+        [
+            {"id": "BASE", "python": ">=3.13", "requirements": ["torch>=2.6"]},
+            {"id": "CHILD", "extends": ["BASE"], "python": "<3.12", "requirements": ["torch<2.5"]},
+            {
+                "id": "GRANDCHILD",
+                "extends": ["CHILD"],
+            },  # inherits the contradiction: reported once, at its origin
+            {"id": "CONS", "requirements": ["torch==2.8.0"], "constraints": ["torch>=2.9"]},
+        ],
+    ) == [
         "CHILD.python: no Python version satisfies '<3.12,>=3.13' after layering (BASE: >=3.13; CHILD: <3.12)",
         "CHILD.requirements: torch: no version satisfies '<2.5,>=2.6' after layering (BASE: >=2.6; CHILD: <2.5)",
         "CONS.constraints: torch: the constraint '>=2.9' excludes every version the requirement 'torch==2.8.0' admits",
@@ -101,13 +133,20 @@ def test_ranges_left_empty_by_layering(write_registry):
 
 
 def test_gpu_thresholds_that_contradict(write_registry):
-    assert check(write_registry, [
-        {"id": "NEG", "gpu": {"min_count": -1, "min_memory_gib": -2}},
-        {"id": "CC", "gpu": {"min_compute_capability": "9.0", "max_compute_capability": "8.6"}},
-        {"id": "FMT", "gpu": {"min_compute_capability": "sm_80"}},
-        {"id": "BASE", "gpu": {"min_compute_capability": "9.0", "torch_cuda": ">=13"}},
-        {"id": "LAYERED", "extends": ["BASE"], "gpu": {"max_compute_capability": "8.9", "torch_cuda": "<12.9"}},
-    ]) == [
+    assert check(
+        write_registry,
+        [
+            {"id": "NEG", "gpu": {"min_count": -1, "min_memory_gib": -2}},
+            {"id": "CC", "gpu": {"min_compute_capability": "9.0", "max_compute_capability": "8.6"}},
+            {"id": "FMT", "gpu": {"min_compute_capability": "sm_80"}},
+            {"id": "BASE", "gpu": {"min_compute_capability": "9.0", "torch_cuda": ">=13"}},
+            {
+                "id": "LAYERED",
+                "extends": ["BASE"],
+                "gpu": {"max_compute_capability": "8.9", "torch_cuda": "<12.9"},
+            },
+        ],
+    ) == [
         "NEG.gpu.min_count: negative GPU count -1",
         "NEG.gpu.min_memory_gib: negative memory -2.0 GiB",
         "CC.gpu: min_compute_capability 9.0 is above max_compute_capability 8.6",
@@ -118,14 +157,31 @@ def test_gpu_thresholds_that_contradict(write_registry):
 
 
 def test_requirement_on_a_package_the_profile_forbids(write_registry):
-    assert check(write_registry, [
-        {"id": "GUARD", "forbidden": [{"requirement": "vllm", "use_instead": "SERVE"}]},
-        {"id": "SERVE", "requirements": ["vllm==0.11.0"], "forbidden": [{"requirement": "vllm!=0.11.0"}]},  # fine: disjoint
-        {"id": "TRAIN", "extends": ["GUARD"], "requirements": ["vllm>=0.10"]},
-        {"id": "PINNED", "requirements": ["vllm==0.25.1"], "forbidden": [{"requirement": "vllm>=0.20"}]},
-        {"id": "PARTIAL", "requirements": ["vllm>=0.10"], "forbidden": [{"requirement": "vllm==0.11.0"}]},  # fine: 0.10 remains
-        {"id": "REF", "forbidden": [{"requirement": "sglang", "use_instead": "NOPE"}, {"requirement": "x", "use_instead": "REF"}]},
-    ]) == [
+    assert check(
+        write_registry,
+        [
+            {"id": "GUARD", "forbidden": [{"requirement": "vllm", "use_instead": "SERVE"}]},
+            {
+                "id": "SERVE",
+                "requirements": ["vllm==0.11.0"],
+                "forbidden": [{"requirement": "vllm!=0.11.0"}],
+            },  # fine: disjoint
+            {"id": "TRAIN", "extends": ["GUARD"], "requirements": ["vllm>=0.10"]},
+            {"id": "PINNED", "requirements": ["vllm==0.25.1"], "forbidden": [{"requirement": "vllm>=0.20"}]},
+            {
+                "id": "PARTIAL",
+                "requirements": ["vllm>=0.10"],
+                "forbidden": [{"requirement": "vllm==0.11.0"}],
+            },  # fine: 0.10 remains
+            {
+                "id": "REF",
+                "forbidden": [
+                    {"requirement": "sglang", "use_instead": "NOPE"},
+                    {"requirement": "x", "use_instead": "REF"},
+                ],
+            },
+        ],
+    ) == [
         "TRAIN.forbidden: vllm: required as 'vllm>=0.10' but the profile forbids 'vllm'",
         "PINNED.forbidden: vllm: required as 'vllm==0.25.1' but the profile forbids 'vllm>=0.20'",
         "REF.forbidden[0].use_instead: 'NOPE' is an unknown profile; name the profile where 'sglang' belongs",
@@ -134,7 +190,10 @@ def test_requirement_on_a_package_the_profile_forbids(write_registry):
 
 
 def test_platform_values(write_registry):
-    assert check(write_registry, [{"id": "P", "platform": {"os": ["linux", "beos"], "arch": ["riscv"], "min_glibc": "new"}}]) == [
+    assert check(
+        write_registry,
+        [{"id": "P", "platform": {"os": ["linux", "beos"], "arch": ["riscv"], "min_glibc": "new"}}],
+    ) == [
         "P.platform.os: unknown os 'beos', expected one of linux, darwin, windows",
         "P.platform.arch: unknown arch 'riscv', expected one of x86_64, aarch64, arm64, amd64",
         "P.platform.min_glibc: expected a glibc version like '2.28', got 'new'",
@@ -142,10 +201,13 @@ def test_platform_values(write_registry):
 
 
 def test_platform_sets_that_layering_empties(write_registry):
-    assert check(write_registry, [
-        {"id": "LINUX", "platform": {"os": ["linux"], "arch": ["x86_64", "aarch64"]}},
-        {"id": "WIN", "extends": ["LINUX"], "platform": {"os": ["windows"], "arch": ["aarch64"]}},
-    ]) == ["WIN.platform.os: no os is allowed by every layer (LINUX: linux; WIN: windows)"]
+    assert check(
+        write_registry,
+        [
+            {"id": "LINUX", "platform": {"os": ["linux"], "arch": ["x86_64", "aarch64"]}},
+            {"id": "WIN", "extends": ["LINUX"], "platform": {"os": ["windows"], "arch": ["aarch64"]}},
+        ],
+    ) == ["WIN.platform.os: no os is allowed by every layer (LINUX: linux; WIN: windows)"]
 
 
 def test_knowledge_consistency_becomes_problems(write_registry, monkeypatch):
@@ -155,16 +217,24 @@ def test_knowledge_consistency_becomes_problems(write_registry, monkeypatch):
         return []
 
     monkeypatch.setattr(consistency, "profile_problems", profile_problems)
-    assert check(write_registry, [{"id": "SERVE", "requirements": ["vllm==0.11.0", "torch==2.9.0"]}, {"id": "OK", "requirements": ["vllm==0.11.0"]}]) == [
+    assert check(
+        write_registry,
+        [
+            {"id": "SERVE", "requirements": ["vllm==0.11.0", "torch==2.9.0"]},
+            {"id": "OK", "requirements": ["vllm==0.11.0"]},
+        ],
+    ) == [
         "SERVE.requirements: vllm 0.11.0 pins torch==2.8.0, the profile requires torch==2.9.0",
     ]
 
 
 def test_user_registry_over_builtin_validates_against_it(write_registry):
-    path = write_registry([
-        {"id": "MY-SFT", "extends": ["PT-SFT-CUDA"], "requirements": ["wandb"]},
-        {"id": "MY-BAD", "extends": ["PT-SFT-CUDA"], "requirements": ["torch<2.5", "bitsandbytes"]},
-    ])
+    path = write_registry(
+        [
+            {"id": "MY-SFT", "extends": ["PT-SFT-CUDA"], "requirements": ["wandb"]},
+            {"id": "MY-BAD", "extends": ["PT-SFT-CUDA"], "requirements": ["torch<2.5", "bitsandbytes"]},
+        ]
+    )
     assert [str(p) for p in validate(str(path))] == [
         f"{path}: MY-BAD.requirements: torch: no version satisfies '<2.5,<3,>=2.6' after layering (LAYER-TORCH: <3,>=2.6; MY-BAD: <2.5)",
         f"{path}: MY-BAD.forbidden: bitsandbytes: required as 'bitsandbytes' but the profile forbids 'bitsandbytes'",

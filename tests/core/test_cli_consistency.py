@@ -85,7 +85,11 @@ def test_registry_and_result_files_read_stdin_too(cli_main, tmp_path, monkeypatc
     assert cli_main("profiles", "validate", "-", stdin=registry) == (0, "<stdin>: valid\n", "")
     code, out, err = cli_main("preflight", "--registry", "-", "--list-profiles", stdin=registry)
     assert (code, out.splitlines()[0]) == (0, "profiles from <stdin>:")
-    assert cli_main("results", "validate", "-", stdin=json.dumps(full_draft()).encode()) == (0, "-: ok (draft)\n", "")
+    assert cli_main("results", "validate", "-", stdin=json.dumps(full_draft()).encode()) == (
+        0,
+        "-: ok (draft)\n",
+        "",
+    )
 
 
 def test_load_json_reads_dash_as_stdin(monkeypatch):

@@ -17,7 +17,9 @@ def test_schema_files_match_the_models():
     for stem, model in schemas.contracts().items():
         path = ROOT / "schemas" / f"{stem}.schema.json"
         assert path.exists(), f"{path} missing: run `stackcheck schema --write schemas`"
-        assert json.loads(path.read_text()) == schemas.schema_for(model), f"{path.name} is stale: run `stackcheck schema --write schemas`"
+        assert json.loads(path.read_text()) == schemas.schema_for(model), (
+            f"{path.name} is stale: run `stackcheck schema --write schemas`"
+        )
 
 
 def test_report_json_has_the_documented_keys():
@@ -31,7 +33,9 @@ def test_check_reference_is_in_step_with_the_registry():
     from stackcheck.render.checks_doc import checks_markdown
 
     path = ROOT / "docs" / "checks.md"
-    assert path.read_text() == checks_markdown(all_checks()), "docs/checks.md is stale: run `stackcheck explain --markdown -o docs/checks.md`"
+    assert path.read_text() == checks_markdown(all_checks()), (
+        "docs/checks.md is stale: run `stackcheck explain --markdown -o docs/checks.md`"
+    )
 
 
 def test_every_check_has_an_explanation_with_a_fix():

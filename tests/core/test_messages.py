@@ -23,8 +23,7 @@ def test_output_under_a_file_says_the_file_is_not_a_directory(cli_main, tmp_path
     code, out, err = cli_main("snapshot", "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"), "-o", str(target))
     assert (code, out) == (2, "")
     assert (
-        err
-        == f"stackcheck: error: {target}: cannot write snapshot: "
+        err == f"stackcheck: error: {target}: cannot write snapshot: "
         f"{tmp_path / 'file'} is a file, not a directory\n"
     )
 
@@ -55,8 +54,7 @@ def test_a_text_file_is_not_json_not_a_nul_byte(cli_main, tmp_path):
     code, out, err = cli_main("doctor", "--snapshot", str(path))
     assert (code, out) == (2, "")
     assert (
-        err
-        == f"stackcheck: error: {path}: not JSON: starts with 'INFO 2026-01-02…', "
+        err == f"stackcheck: error: {path}: not JSON: starts with 'INFO 2026-01-02…', "
         "expected a stackcheck snapshot\n"
     )
 

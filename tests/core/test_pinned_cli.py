@@ -30,7 +30,10 @@ def test_explain_is_case_insensitive_and_lists_sources(sc):
     spec = all_checks()["GPU004"]
     code, out, _ = sc("explain", "gpu004")
     assert code == 0
-    assert out.splitlines()[:2] == ["GPU004: torch build carries kernels for each visible GPU", "runs in: doctor, preflight"]
+    assert out.splitlines()[:2] == [
+        "GPU004: torch build carries kernels for each visible GPU",
+        "runs in: doctor, preflight",
+    ]
     assert out.endswith("\nsources:\n" + "".join(f"  - {s}\n" for s in spec.sources))
 
 
@@ -38,8 +41,14 @@ def test_explain_json(sc):
     code, out, _ = sc("explain", "PKG003", "--json")
     spec = all_checks()["PKG003"]
     assert code == 0
-    assert json.loads(out) == {"id": "PKG003", "title": "Forbidden package absent", "commands": ["preflight"],
-                               "needs_profile": True, "explain": spec.explain, "sources": []}
+    assert json.loads(out) == {
+        "id": "PKG003",
+        "title": "Forbidden package absent",
+        "commands": ["preflight"],
+        "needs_profile": True,
+        "explain": spec.explain,
+        "sources": [],
+    }
 
 
 @pytest.mark.parametrize(
@@ -90,21 +99,52 @@ def test_schema_write_writes_every_contract(sc, tmp_path):
 # ---------------------------------------------------------------- preflight --list-profiles
 def test_list_profiles_of_a_registry(sc, tmp_path):
     reg = tmp_path / "r.json"
-    reg.write_text(json.dumps({"include_builtin": False, "profiles": [
-        {"id": "LAB-B", "title": "second", "category": "cpu", "purpose": "b"},
-        {"id": "LAB-A", "title": "first", "category": "single-gpu", "evidence_scope": "single-gpu", "purpose": "a"},
-    ]}))
+    reg.write_text(
+        json.dumps(
+            {
+                "include_builtin": False,
+                "profiles": [
+                    {"id": "LAB-B", "title": "second", "category": "cpu", "purpose": "b"},
+                    {
+                        "id": "LAB-A",
+                        "title": "first",
+                        "category": "single-gpu",
+                        "evidence_scope": "single-gpu",
+                        "purpose": "a",
+                    },
+                ],
+            }
+        )
+    )
     code, out, _ = sc("preflight", "--list-profiles", "--registry", reg, "--json")
     assert code == 0
-    assert json.loads(out) == {"registry": str(reg), "profiles": [
-        {"id": "LAB-A", "category": "single-gpu", "evidence_scope": "single-gpu", "title": "first", "purpose": "a"},
-        {"id": "LAB-B", "category": "cpu", "evidence_scope": "cpu-smoke", "title": "second", "purpose": "b"},
-    ]}
+    assert json.loads(out) == {
+        "registry": str(reg),
+        "profiles": [
+            {
+                "id": "LAB-A",
+                "category": "single-gpu",
+                "evidence_scope": "single-gpu",
+                "title": "first",
+                "purpose": "a",
+            },
+            {
+                "id": "LAB-B",
+                "category": "cpu",
+                "evidence_scope": "cpu-smoke",
+                "title": "second",
+                "purpose": "b",
+            },
+        ],
+    }
     code, text, _ = sc("preflight", "--list-profiles", "--registry", reg)
     assert code == 0
     assert text.splitlines()[0] == f"profiles from {reg}:"
     assert text.splitlines()[1].split() == ["ID", "CATEGORY", "SCOPE", "TITLE"]
-    assert [line.split()[:3] for line in text.splitlines()[2:4]] == [["LAB-A", "single-gpu", "single-gpu"], ["LAB-B", "cpu", "cpu-smoke"]]
+    assert [line.split()[:3] for line in text.splitlines()[2:4]] == [
+        ["LAB-A", "single-gpu", "single-gpu"],
+        ["LAB-B", "cpu", "cpu-smoke"],
+    ]
 
 
 def test_list_profiles_of_the_builtin_catalog(sc):
@@ -119,7 +159,11 @@ def test_list_profiles_of_the_builtin_catalog(sc):
 
 def test_list_profiles_of_a_missing_registry_exits_2(sc, tmp_path):
     missing = tmp_path / "nope.json"
-    assert sc("preflight", "--list-profiles", "--registry", missing) == (2, "", f"stackcheck: error: {missing}: no such profile registry\n")
+    assert sc("preflight", "--list-profiles", "--registry", missing) == (
+        2,
+        "",
+        f"stackcheck: error: {missing}: no such profile registry\n",
+    )
 
 
 # ---------------------------------------------------------------- --markdown
@@ -132,17 +176,29 @@ def _rows(report: dict) -> list[str]:
 
     # rows in reading order: by severity, causes before their consequences, then by ID
     order = {"error": 0, "blocked": 1, "warning": 2, "ok": 3, "skipped": 4}
-    checks = sorted(report["checks"], key=lambda c: (order[c["verdict"]], c.get("consequence_of") is not None, c["id"]))
-    return [f"| {c['id']} {esc(c['title'])} | {verdict(c)} | {esc(c['subject'])} | {esc(c['observed'] or c['reason'])} "
-            f"| {esc(c['expected'])} | {esc(c['fix'])} |" for c in checks]
+    checks = sorted(
+        report["checks"], key=lambda c: (order[c["verdict"]], c.get("consequence_of") is not None, c["id"])
+    )
+    return [
+        f"| {c['id']} {esc(c['title'])} | {verdict(c)} | {esc(c['subject'])} | {esc(c['observed'] or c['reason'])} "
+        f"| {esc(c['expected'])} | {esc(c['fix'])} |"
+        for c in checks
+    ]
 
 
 @pytest.mark.parametrize(
     "args, head, code",
     [
-        (("preflight", "-p", "BASE-CPU", "--snapshot", SNAPSHOTS / "cpu-laptop.json"), "## preflight BASE-CPU: **ok**", 0),
-        (("preflight", "-p", "TRAIN-CUDA-MECHANISM", "--snapshot", SNAPSHOTS / "cpu-laptop.json"),
-         "## preflight TRAIN-CUDA-MECHANISM: **blocked**", 1),
+        (
+            ("preflight", "-p", "BASE-CPU", "--snapshot", SNAPSHOTS / "cpu-laptop.json"),
+            "## preflight BASE-CPU: **ok**",
+            0,
+        ),
+        (
+            ("preflight", "-p", "TRAIN-CUDA-MECHANISM", "--snapshot", SNAPSHOTS / "cpu-laptop.json"),
+            "## preflight TRAIN-CUDA-MECHANISM: **blocked**",
+            1,
+        ),
         (("doctor", "--snapshot", SNAPSHOTS / "ros-polluted.json"), "## doctor : **blocked**", 1),
         (("doctor", "--snapshot", SNAPSHOTS / "h100-single.json"), "## doctor : **ok**", 0),
     ],
@@ -154,15 +210,24 @@ def test_markdown_table_has_one_row_per_check_of_the_json_report(sc, args, head,
     report = json.loads(js)
     rows = _rows(report)
     lines = md.splitlines()
-    assert lines[:4 + len(rows)] == [head, "", "| check | verdict | subject | observed | expected | fix |",
-                                     "|---|---|---|---|---|---|", *rows]
-    rest = lines[4 + len(rows):]  # then only the combined fix, when two findings share one
+    assert lines[: 4 + len(rows)] == [
+        head,
+        "",
+        "| check | verdict | subject | observed | expected | fix |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
+    rest = lines[4 + len(rows) :]  # then only the combined fix, when two findings share one
     assert rest == [] or rest[:2] == ["", "**Fix all** (one command per package index):"]
 
 
 def test_markdown_escapes_pipes_so_every_row_keeps_six_cells(sc, tmp_path):
     reg = tmp_path / "r.json"
-    reg.write_text(json.dumps({"include_builtin": False, "profiles": [{"id": "P", "requirements": ["nonexistent-pkg>=1"]}]}))
+    reg.write_text(
+        json.dumps(
+            {"include_builtin": False, "profiles": [{"id": "P", "requirements": ["nonexistent-pkg>=1"]}]}
+        )
+    )
     snap = tmp_path / "s.json"
     doc = json.loads((SNAPSHOTS / "cpu-laptop.json").read_text())
     doc["python"]["executable"] = "/env/a|b/bin/python"  # the fix names the interpreter

@@ -28,6 +28,10 @@ def test_jupyter_user_dir_of_the_probe_is_inside_it():
 
 
 def test_subprocesses_inherit_it():
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.path.expanduser('~'))"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.path.expanduser('~'))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.stdout.strip() == str(Path.home())

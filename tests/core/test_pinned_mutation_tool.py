@@ -28,11 +28,14 @@ def forbidden(ctx, limit=1):
 
 
 def test_mutants_are_the_named_one_line_bugs():
-    found = {(m.line, m.what): mutation.apply(SOURCE, m).splitlines()[m.line - 1].strip() for m in mutation.find_mutants(SOURCE)}
+    found = {
+        (m.line, m.what): mutation.apply(SOURCE, m).splitlines()[m.line - 1].strip()
+        for m in mutation.find_mutants(SOURCE)
+    }
     assert found[(2, "25 -> 0")] == 'POINTS = {"agrees": (0), "contradicts": -25}'
     assert found[(2, "-25 -> -0")] == 'POINTS = {"agrees": 25, "contradicts": -(0)}'
     assert found[(8, "in -> not in")] == "if (entry.state not in ('satisfied',)) and not entry.optional:"
-    assert found[(8, "drop not")] == "if entry.state in (\"satisfied\",) and (entry.optional):"
+    assert found[(8, "drop not")] == 'if entry.state in ("satisfied",) and (entry.optional):'
     assert found[(8, "and -> or")] == "if (entry.state in ('satisfied',) or not entry.optional):"
     assert found[(9, "delete Expr")] == "pass"
     assert found[(12, "return None")] == "return None"
@@ -65,8 +68,13 @@ def test_sample_spreads_evenly_and_deterministically():
 
 
 def test_targets_resolve_and_missing_modules_are_noted():
-    files, notes = mutation.resolve_targets(["checks/packages.py", "stackcheck.checks.hardware", "results/ledger.py", "nope.py"])
+    files, notes = mutation.resolve_targets(
+        ["checks/packages.py", "stackcheck.checks.hardware", "results/ledger.py", "nope.py"]
+    )
     assert [f.as_posix() for f in files] == ["checks/packages.py", "checks/hardware.py", "results/ledger.py"]
     assert notes == ["skipped nope.py: no such module under src/stackcheck"]
-    assert mutation.tests_for(Path("checks/packages.py"))[:2] == ["tests/core/test_profile_checks.py", "tests/core/test_pinned_checks.py"]
+    assert mutation.tests_for(Path("checks/packages.py"))[:2] == [
+        "tests/core/test_profile_checks.py",
+        "tests/core/test_pinned_checks.py",
+    ]
     assert "tests/results" in mutation.tests_for(Path("results/ledger.py"))

@@ -25,7 +25,12 @@ def write_dist(site: Path, name: str, version: str, *requires: str, top_level: s
     """A minimal installed distribution, as pip would leave it (metadata only)."""
     d = site / f"{name.replace('-', '_')}-{version}.dist-info"
     d.mkdir(parents=True)
-    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}", *(f"Requires-Dist: {r}" for r in requires)]
+    lines = [
+        "Metadata-Version: 2.1",
+        f"Name: {name}",
+        f"Version: {version}",
+        *(f"Requires-Dist: {r}" for r in requires),
+    ]
     (d / "METADATA").write_text("\n".join(lines) + "\n\nlong description\n")
     (d / "INSTALLER").write_text("pip\n")
     mod = top_level or name.replace("-", "_")
@@ -39,7 +44,11 @@ def faulty_venv(tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    site = Path(
+        subprocess.check_output(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+        ).strip()
+    )
     write_dist(site, "transformers", "4.40.0", "tokenizers>=0.19,<0.20")
     write_dist(site, "tokenizers", "0.19.1")
     write_dist(site, "vllm", "0.11.0")
@@ -54,7 +63,13 @@ def faulty_venv(tmp_path):
                 "python": f">={sys.version_info.major}.{sys.version_info.minor}",
                 "requirements": ["transformers>=4.45,<5", "tokenizers>=0.19"],
                 "required_modules": ["transformers", "safetensors"],
-                "forbidden": [{"requirement": "vllm", "reason": "serving engine pins torch", "use_instead": "INF-VLLM-011-CU128"}],
+                "forbidden": [
+                    {
+                        "requirement": "vllm",
+                        "reason": "serving engine pins torch",
+                        "use_instead": "INF-VLLM-011-CU128",
+                    }
+                ],
             }
         ],
     }
@@ -102,7 +117,9 @@ def test_strict_makes_warnings_fail(tmp_path):
     reg = tmp_path / "r.json"
     reg.write_text(json.dumps({"include_builtin": False, "profiles": [{"id": "P", "title": "any"}]}))
     assert run("preflight", "--registry", str(reg), "-p", "P", "--snapshot", str(f)).returncode == 0
-    assert run("preflight", "--registry", str(reg), "-p", "P", "--snapshot", str(f), "--strict").returncode == 1
+    assert (
+        run("preflight", "--registry", str(reg), "-p", "P", "--snapshot", str(f), "--strict").returncode == 1
+    )
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,12 @@ def verdicts(snapshot, profile, check_id):
 # ---------------------------------------------------------------- PY001
 @pytest.mark.parametrize(
     "have, spec, verdict",
-    [("3.12.3", ">=3.10,<3.14", "ok"), ("3.14.0", ">=3.10,<3.14", "blocked"), ("3.9.18", ">=3.10", "blocked"), ("3.10.0", ">=3.10", "ok")],
+    [
+        ("3.12.3", ">=3.10,<3.14", "ok"),
+        ("3.14.0", ">=3.10,<3.14", "blocked"),
+        ("3.9.18", ">=3.10", "blocked"),
+        ("3.10.0", ">=3.10", "ok"),
+    ],
 )
 def test_python_version_boundaries(have, spec, verdict):
     assert verdicts(make_snapshot(python=have), make_profile(python=spec), "PY001") == [verdict]
@@ -35,7 +40,9 @@ def test_python_fix_names_an_admitted_version():
 # ---------------------------------------------------------------- PKG001 / PKG002
 def test_requirement_satisfied_missing_and_mismatch():
     snap = make_snapshot(dist("transformers", "4.57.1"), dist("torch", "2.8.0+cu128"))
-    prof = make_profile(requirements=["transformers>=4.45,<5", "torch==2.8.0", "accelerate>=1.0", "peft>=0.13"])
+    prof = make_profile(
+        requirements=["transformers>=4.45,<5", "torch==2.8.0", "accelerate>=1.0", "peft>=0.13"]
+    )
     by_subject = {c.subject: c for c in results(snap, prof, "PKG001")}
     assert by_subject["transformers"].verdict == "ok"
     assert by_subject["torch"].verdict == "ok", "local label +cu128 satisfies ==2.8.0"
@@ -48,7 +55,9 @@ def test_requirement_satisfied_missing_and_mismatch():
 
 def test_requirement_marker_is_evaluated_for_the_checked_interpreter():
     snap = make_snapshot(python="3.10.14")
-    prof = make_profile(requirements=['tomli>=2; python_version < "3.11"', 'exceptiongroup; python_version >= "3.11"'])
+    prof = make_profile(
+        requirements=['tomli>=2; python_version < "3.11"', 'exceptiongroup; python_version >= "3.11"']
+    )
     by_subject = {c.subject: c.verdict for c in results(snap, prof, "PKG001")}
     assert by_subject == {"tomli": "blocked", "exceptiongroup": "ok"}
 
@@ -62,7 +71,15 @@ def test_constraint_only_judged_when_installed():
 
 # ---------------------------------------------------------------- PKG003
 def test_forbidden_package_blocks_with_uninstall_and_alternative():
-    prof = make_profile(forbidden=[{"requirement": "vllm", "reason": "serving engine pins torch", "use_instead": "INF-VLLM-011-CU128"}])
+    prof = make_profile(
+        forbidden=[
+            {
+                "requirement": "vllm",
+                "reason": "serving engine pins torch",
+                "use_instead": "INF-VLLM-011-CU128",
+            }
+        ]
+    )
     assert verdicts(make_snapshot(), prof, "PKG003") == ["ok"]
     [c] = results(make_snapshot(dist("vllm", "0.11.0")), prof, "PKG003")
     assert c.verdict == "blocked"
@@ -137,14 +154,22 @@ def test_torch_cuda_build_against_profile():
     prof = make_profile(gpu={"torch_cuda": "==12.8"})
     ok_snap = make_snapshot(torch="2.8.0+cu128", torch_cuda="12.8", gpus=[("H100", "9.0", 80)])
     assert verdicts(ok_snap, prof, "CUDA001") == ["ok"]
-    [c] = results(make_snapshot(torch="2.8.0+cu126", torch_cuda="12.6", gpus=[("H100", "9.0", 80)]), prof, "CUDA001")
+    [c] = results(
+        make_snapshot(torch="2.8.0+cu126", torch_cuda="12.6", gpus=[("H100", "9.0", 80)]), prof, "CUDA001"
+    )
     assert c.verdict == "blocked" and "whl/cu128" in c.fix and "torch==2.8.0" in c.fix
     [c] = results(make_snapshot(torch="2.8.0+cpu", torch_cuda=None), prof, "CUDA001")
     assert c.verdict == "blocked" and "CPU-only" in c.observed
 
 
 def test_cpu_torch_on_gpu_machine_warns_without_gpu_profile_and_blocks_with_one():
-    snap = make_snapshot(torch="2.8.0+cpu", torch_cuda=None, gpus=[("NVIDIA H100 80GB HBM3", "9.0", 79.6)], driver="570.172.08", driver_cuda="12.8")
+    snap = make_snapshot(
+        torch="2.8.0+cpu",
+        torch_cuda=None,
+        gpus=[("NVIDIA H100 80GB HBM3", "9.0", 79.6)],
+        driver="570.172.08",
+        driver_cuda="12.8",
+    )
     assert verdicts(snap, make_profile(), "CUDA003") == ["warning"]
     [c] = results(snap, make_profile(gpu={"min_count": 1}), "CUDA003")
     assert c.verdict == "blocked" and "download.pytorch.org/whl/cu12" in c.fix
@@ -166,7 +191,10 @@ def test_platform_constraints():
     assert set(verdicts(make_snapshot(glibc="2.35"), prof, "PLAT002")) == {"ok"}
     by = {c.subject: c.verdict for c in results(make_snapshot(glibc="2.17"), prof, "PLAT002")}
     assert by["glibc"] == "blocked"
-    by = {c.subject: c.verdict for c in results(make_snapshot(system="Darwin", machine="arm64"), prof, "PLAT002")}
+    by = {
+        c.subject: c.verdict
+        for c in results(make_snapshot(system="Darwin", machine="arm64"), prof, "PLAT002")
+    }
     assert by == {"os": "blocked", "arch": "blocked"}
 
 
@@ -182,7 +210,13 @@ def test_report_verdict_is_the_worst_and_skip_is_recorded():
 
 def test_torch_cuda_fix_moves_to_the_profiles_torch_when_this_release_lacks_the_build():
     prof = make_profile(requirements=["torch>=2.6,<3"], gpu={"torch_cuda": ">=12.6"})
-    snap = make_snapshot(torch="2.3.1+cu121", torch_cuda="12.1", gpus=[("NVIDIA A100-SXM4-80GB", "8.0", 79.3)], driver="570.172.08", driver_cuda="12.8")
+    snap = make_snapshot(
+        torch="2.3.1+cu121",
+        torch_cuda="12.1",
+        gpus=[("NVIDIA A100-SXM4-80GB", "8.0", 79.3)],
+        driver="570.172.08",
+        driver_cuda="12.8",
+    )
     [c] = results(snap, prof, "CUDA001")
     assert c.verdict == "blocked"
     assert "'torch<3,>=2.6'" in c.fix and c.fix.endswith("whl/cu128"), c.fix

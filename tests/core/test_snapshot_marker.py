@@ -28,8 +28,16 @@ def _report(kind: str) -> bytes:
 
 def _record() -> bytes:
     snap = json.loads(LAPTOP.read_bytes())
-    return json.dumps({"schema_version": "1.0", "topic": "t", "run_label": "r", "created_at": "x",
-                       "snapshot": snap, "snapshot_digest": "sha256:0"}).encode()
+    return json.dumps(
+        {
+            "schema_version": "1.0",
+            "topic": "t",
+            "run_label": "r",
+            "created_at": "x",
+            "snapshot": snap,
+            "snapshot_digest": "sha256:0",
+        }
+    ).encode()
 
 
 # content → what the one line says the file is
@@ -88,8 +96,10 @@ def test_newer_schema_major_is_refused_by_name(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InputError) as err:
         load_snapshot(str(path))
-    assert str(err.value) == (f"{path}: schema_version: snapshot schema 2.0 is newer than this stackcheck "
-                              "reads (1.x); upgrade stackcheck")
+    assert str(err.value) == (
+        f"{path}: schema_version: snapshot schema 2.0 is newer than this stackcheck "
+        "reads (1.x); upgrade stackcheck"
+    )
 
 
 def test_real_snapshots_still_load(tmp_path):

@@ -97,7 +97,11 @@ def test_tree(broken):
         "  - util [required: any, installed: 1.0] (see above)",
     ]
     depth = run("deps", "tree", "app", "--depth", "1", "--snapshot", broken).output.splitlines()
-    assert depth == ["app 1.0", "  - lib [required: >=2, installed: 1.5 CONFLICT]", "  - util [required: [fast] any, installed: 1.0] (see above)"]
+    assert depth == [
+        "app 1.0",
+        "  - lib [required: >=2, installed: 1.5 CONFLICT]",
+        "  - util [required: [fast] any, installed: 1.0] (see above)",
+    ]
     doc = json.loads(run("deps", "tree", "tool", "--snapshot", broken, "--json").output)
     assert doc["tree"][0]["requires"][0]["name"] == "util"
 
@@ -144,7 +148,9 @@ def load_and_keep_warnings_only(tmp_path) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("content", [b"", b"{\"python\": ", b"\x00\xff garbage", b"{\"packages\": {\"distributions\": 3}}"])
+@pytest.mark.parametrize(
+    "content", [b"", b'{"python": ', b"\x00\xff garbage", b'{"packages": {"distributions": 3}}']
+)
 @pytest.mark.parametrize("command", [["doctor"], ["deps", "conflicts"], ["deps", "tree"]])
 def test_bad_snapshot_is_one_line_and_exit_2(tmp_path, content, command, main):
     bad = tmp_path / "bad.json"

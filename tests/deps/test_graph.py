@@ -15,14 +15,21 @@ def graph(*dists, **kw) -> DepGraph:
 
 def test_markers_are_evaluated_for_the_checked_interpreter():
     g = graph(
-        dist("app", "1.0", "old-backport; python_version < '3.9'", "winonly; sys_platform == 'win32'", "linuxonly>=2; platform_system == 'Linux'"),
+        dist(
+            "app",
+            "1.0",
+            "old-backport; python_version < '3.9'",
+            "winonly; sys_platform == 'win32'",
+            "linuxonly>=2; platform_system == 'Linux'",
+        ),
         dist("linuxonly", "1.0"),
         python="3.12.3",
     )
     assert [(p.name, p.state) for p in g.problems()] == [("linuxonly", "mismatch")]
-    assert [(p.name, p.state) for p in graph(dist("app", "1.0", "old-backport; python_version < '3.9'"), python="3.8.10").problems()] == [
-        ("old-backport", "missing")
-    ]
+    assert [
+        (p.name, p.state)
+        for p in graph(dist("app", "1.0", "old-backport; python_version < '3.9'"), python="3.8.10").problems()
+    ] == [("old-backport", "missing")]
 
 
 def test_extras_propagate_through_chains_of_extras():
@@ -35,7 +42,9 @@ def test_extras_propagate_through_chains_of_extras():
     (p,) = g.problems()
     assert (p.package, p.name, p.state, p.via_extra) == ("low", "accel", "mismatch", "fast")
     assert g.problems(include_extras=False) == []
-    assert p.message() == 'low 1 (extra [fast]) has requirement accel>=2; extra == "fast", but you have accel 1.'
+    assert (
+        p.message() == 'low 1 (extra [fast]) has requirement accel>=2; extra == "fast", but you have accel 1.'
+    )
 
 
 def test_why_gives_shortest_paths_from_roots():
@@ -58,7 +67,13 @@ def test_cycles_terminate_and_are_marked_in_the_tree():
     assert g.why("c") == [["entry", "a", "b", "c"]]
     (tree,) = g.tree(["entry"])
     b = tree["requires"][0]["requires"][0]
-    assert b["name"] == "b" and b["requires"][0]["requires"][0] == {"name": "b", "version": "1", "required": "any", "state": "satisfied", "cycle": True}
+    assert b["name"] == "b" and b["requires"][0]["requires"][0] == {
+        "name": "b",
+        "version": "1",
+        "required": "any",
+        "state": "satisfied",
+        "cycle": True,
+    }
 
 
 def test_tree_marks_repeats_and_problems():
@@ -96,7 +111,13 @@ requirement = st.builds(
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.dictionaries(names, st.tuples(st.sampled_from(["1.0", "1.5", "2.0"]), st.lists(requirement, max_size=4)), max_size=5))
+@given(
+    st.dictionaries(
+        names,
+        st.tuples(st.sampled_from(["1.0", "1.5", "2.0"]), st.lists(requirement, max_size=4)),
+        max_size=5,
+    )
+)
 def test_any_graph_answers_without_crashing(spec):
     g = graph(*(dist(n, v, *reqs) for n, (v, reqs) in spec.items()))
     base = g.problems(include_extras=False)

@@ -48,7 +48,14 @@ def inject(site, rng: random.Random) -> None:
                 continue
             extras = rng.choice(["", "", "[x]"])
             reqs.append(f"{spelled(target, rng)}{extras}{rng.choice(SPECS)}{rng.choice(MARKERS)}")
-        write_dist(site, name, rng.choice(VERSIONS), reqs, provides_extras=("x", "y"), modules=(re.sub(r"\W", "_", name.lower()),))
+        write_dist(
+            site,
+            name,
+            rng.choice(VERSIONS),
+            reqs,
+            provides_extras=("x", "y"),
+            modules=(re.sub(r"\W", "_", name.lower()),),
+        )
 
 
 def pip_findings(lines: list[str]) -> set[tuple]:
@@ -72,7 +79,12 @@ def our_findings(python: str, *extra_args: str) -> tuple[int, list[dict]]:
 
 def as_pip_set(conflicts: list[dict]) -> set[tuple]:
     return {
-        (c["state"], canonicalize_name(c["package"]), c["name"], str(Requirement(c["requirement"])) if c["state"] == "mismatch" else None)
+        (
+            c["state"],
+            canonicalize_name(c["package"]),
+            c["name"],
+            str(Requirement(c["requirement"])) if c["state"] == "mismatch" else None,
+        )
         for c in conflicts
     }
 

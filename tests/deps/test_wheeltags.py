@@ -10,7 +10,14 @@ from stackcheck.deps.wheeltags import Target, wheel_fits
 from tests.factories import make_snapshot
 
 
-def target(python="3.12.3", system="Linux", machine="x86_64", glibc="2.31", soabi="cpython-312-x86_64-linux-gnu", tag="linux-x86_64"):
+def target(
+    python="3.12.3",
+    system="Linux",
+    machine="x86_64",
+    glibc="2.31",
+    soabi="cpython-312-x86_64-linux-gnu",
+    tag="linux-x86_64",
+):
     snap = make_snapshot(python=python, system=system, machine=machine, glibc=glibc)
     snap.python.soabi = soabi
     snap.python.platform_tag = tag
@@ -42,7 +49,9 @@ def test_linux_cpython(tag, fits):
 
 
 def test_macos_and_windows():
-    mac = target(system="Darwin", machine="arm64", glibc="", tag="macosx-14.0-arm64", soabi="cpython-312-darwin")
+    mac = target(
+        system="Darwin", machine="arm64", glibc="", tag="macosx-14.0-arm64", soabi="cpython-312-darwin"
+    )
     assert wheel_fits(["cp312-cp312-macosx_11_0_arm64"], mac)
     assert wheel_fits(["cp312-cp312-macosx_10_9_universal2"], mac)
     assert not wheel_fits(["cp312-cp312-macosx_10_9_x86_64"], mac)

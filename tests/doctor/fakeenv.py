@@ -27,7 +27,9 @@ class FakeEnv:
 
     @property
     def site(self) -> Path:
-        return self.root / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+        return (
+            self.root / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+        )
 
 
 def make_venv(path: Path) -> FakeEnv:
@@ -74,7 +76,9 @@ def write_dist(
         lines += [f"Requires-Dist: {r}" for r in requires]
         (dist_info / "METADATA").write_text("\n".join(lines) + "\n\nA fake distribution.\n")
     if tag:
-        (dist_info / "WHEEL").write_text(f"Wheel-Version: 1.0\nGenerator: fakeenv\nRoot-Is-Purelib: false\nTag: {tag}\n")
+        (dist_info / "WHEEL").write_text(
+            f"Wheel-Version: 1.0\nGenerator: fakeenv\nRoot-Is-Purelib: false\nTag: {tag}\n"
+        )
     (dist_info / "INSTALLER").write_text("pip\n")
     if requested:
         (dist_info / "REQUESTED").write_text("")

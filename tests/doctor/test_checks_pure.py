@@ -16,7 +16,9 @@ MINE = ("ISO", "DEP", "KERN")
 
 def mine(snapshot, verdicts=("warning", "blocked")):
     report = judge(snapshot, command="doctor")
-    return [(c.id, c.verdict, c.subject) for c in report.checks if c.id.startswith(MINE) and c.verdict in verdicts]
+    return [
+        (c.id, c.verdict, c.subject) for c in report.checks if c.id.startswith(MINE) and c.verdict in verdicts
+    ]
 
 
 def test_ros_polluted_workstation():
@@ -40,14 +42,21 @@ def _venv_snapshot(*dists, **python):
     py = snap.python
     py.prefix, py.base_prefix, py.executable = "/home/u/proj/.venv", "/usr", "/home/u/proj/.venv/bin/python"
     py.site_dirs = ["/home/u/proj/.venv/lib/python3.11/site-packages"]
-    py.sys_path = ["/usr/lib/python311.zip", "/usr/lib/python3.11", "/usr/lib/python3.11/lib-dynload", *py.site_dirs]
+    py.sys_path = [
+        "/usr/lib/python311.zip",
+        "/usr/lib/python3.11",
+        "/usr/lib/python3.11/lib-dynload",
+        *py.site_dirs,
+    ]
     for k, v in python.items():
         setattr(py, k, v)
     return snap
 
 
 def test_clean_venv_snapshot():
-    assert mine(_venv_snapshot(dist("a", "1", location="/home/u/proj/.venv/lib/python3.11/site-packages"))) == []
+    assert (
+        mine(_venv_snapshot(dist("a", "1", location="/home/u/proj/.venv/lib/python3.11/site-packages"))) == []
+    )
 
 
 def test_user_site_leaking_into_a_venv():
@@ -62,7 +71,9 @@ def test_system_dist_packages_in_a_venv():
     snap.python.sys_path.append("/usr/lib/python3/dist-packages")
     ((cid, verdict, subject),) = mine(snap)
     assert (cid, verdict, subject) == ("ISO003", "warning", "/usr/lib/python3/dist-packages")
-    fix = next(c.fix for c in judge(snap, command="doctor").checks if c.id == "ISO003" and c.verdict == "warning")
+    fix = next(
+        c.fix for c in judge(snap, command="doctor").checks if c.id == "ISO003" and c.verdict == "warning"
+    )
     assert "--system-site-packages" in fix
 
 
@@ -77,11 +88,15 @@ def test_conda_prefix_of_another_env():
 
 def test_pip_and_python_on_path_disagree():
     tools = [
-        S.PathTool(name="python", path="/home/u/proj/.venv/bin/python", interpreter="/home/u/proj/.venv/bin/python"),
+        S.PathTool(
+            name="python", path="/home/u/proj/.venv/bin/python", interpreter="/home/u/proj/.venv/bin/python"
+        ),
         S.PathTool(name="pip", path="/usr/local/bin/pip", interpreter="/usr/local/bin/python3.11"),
         S.PathTool(name="pip3", path="/usr/local/bin/pip3", interpreter=""),  # a shim: unknown, not judged
     ]
-    assert mine(_venv_snapshot(isolation=S.IsolationFacts(path_tools=tools))) == [("ISO004", "warning", "pip")]
+    assert mine(_venv_snapshot(isolation=S.IsolationFacts(path_tools=tools))) == [
+        ("ISO004", "warning", "pip")
+    ]
 
 
 def test_kernels_of_other_envs_are_fine_but_the_default_one_is_not():
@@ -90,10 +105,31 @@ def test_kernels_of_other_envs_are_fine_but_the_default_one_is_not():
         status="ok",
         source="test",
         kernels=[
-            S.Kernelspec(name="python3", path="/home/u/.local/share/jupyter/kernels/python3/kernel.json", argv=["/usr/bin/python3"], interpreter="/usr/bin/python3"),
-            S.Kernelspec(name="other", path="/home/u/.local/share/jupyter/kernels/other/kernel.json", argv=["/opt/x/bin/python"], interpreter="/opt/x/bin/python"),
-            S.Kernelspec(name="mine", path="/home/u/.local/share/jupyter/kernels/mine/kernel.json", argv=["/home/u/proj/.venv/bin/python"], interpreter="/home/u/proj/.venv/bin/python"),
-            S.Kernelspec(name="bundled", path="/home/u/proj/.venv/share/jupyter/kernels/bundled/kernel.json", argv=["python"], interpreter="/usr/bin/python", bare_python=True),
+            S.Kernelspec(
+                name="python3",
+                path="/home/u/.local/share/jupyter/kernels/python3/kernel.json",
+                argv=["/usr/bin/python3"],
+                interpreter="/usr/bin/python3",
+            ),
+            S.Kernelspec(
+                name="other",
+                path="/home/u/.local/share/jupyter/kernels/other/kernel.json",
+                argv=["/opt/x/bin/python"],
+                interpreter="/opt/x/bin/python",
+            ),
+            S.Kernelspec(
+                name="mine",
+                path="/home/u/.local/share/jupyter/kernels/mine/kernel.json",
+                argv=["/home/u/proj/.venv/bin/python"],
+                interpreter="/home/u/proj/.venv/bin/python",
+            ),
+            S.Kernelspec(
+                name="bundled",
+                path="/home/u/proj/.venv/share/jupyter/kernels/bundled/kernel.json",
+                argv=["python"],
+                interpreter="/usr/bin/python",
+                bare_python=True,
+            ),
         ],
     )
     assert mine(snap) == [("KERN003", "warning", "python3")]
@@ -109,7 +145,12 @@ def test_checks_skip_when_facts_are_missing():
 
 def test_pin_free_pypi_torch_uses_its_cuda_requirements():
     snap = make_snapshot(
-        dist("torch", "2.13.0", "cuda-toolkit[cudart]==13.0.3; platform_system == 'Linux'", "nvidia-cudnn-cu13==9.20.0.48"),
+        dist(
+            "torch",
+            "2.13.0",
+            "cuda-toolkit[cudart]==13.0.3; platform_system == 'Linux'",
+            "nvidia-cudnn-cu13==9.20.0.48",
+        ),
         dist("cuda-toolkit", "13.0.3"),
         dist("nvidia-cudnn-cu13", "9.20.0.48"),
         dist("nvidia-cublas-cu12", "12.8.4.1"),

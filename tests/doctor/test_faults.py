@@ -116,7 +116,9 @@ def test_ros_pythonpath_shadows_the_venv_copy(env, shell, tmp_path):
     shell.setenv("PYTHONPATH", str(ros))
 
     # What really happens: the import loads ROS's copy, and pip check says nothing.
-    loaded = subprocess.run([env.python, "-c", "import packaging; print(packaging.__version__)"], capture_output=True, text=True)
+    loaded = subprocess.run(
+        [env.python, "-c", "import packaging; print(packaging.__version__)"], capture_output=True, text=True
+    )
     assert loaded.stdout.strip() == "21.3"
     code, out = pip_check(env.python, env=dict(__import__("os").environ))
     assert code == 0, out
@@ -126,7 +128,10 @@ def test_ros_pythonpath_shadows_the_venv_copy(env, shell, tmp_path):
     (dup,) = found["ISO001"]
     assert dup.verdict == "blocked" and dup.subject == "packaging"
     assert "import` loads " + str(ros / "packaging" / "__init__.py") in dup.observed
-    assert "pip list report 21.3" in dup.observed and "`uv pip list` (the environment's own site-packages) shows 24.0" in dup.observed
+    assert (
+        "pip list report 21.3" in dup.observed
+        and "`uv pip list` (the environment's own site-packages) shows 24.0" in dup.observed
+    )
     assert "PYTHONPATH" in dup.fix
     (pol,) = found["ISO003"]
     assert pol.verdict == "blocked" and "Python 3.10" in pol.observed and "ROS" in pol.observed
@@ -199,7 +204,11 @@ def test_pip_on_path_belongs_to_another_interpreter(env, shell, tmp_path):
 def _kernel(tmp_path: Path, name: str, argv0: str) -> Path:
     d = tmp_path / "jupyter" / "kernels" / name
     d.mkdir(parents=True)
-    spec = {"argv": [argv0, "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": name, "language": "python"}
+    spec = {
+        "argv": [argv0, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": name,
+        "language": "python",
+    }
     (d / "kernel.json").write_text(json.dumps(spec))
     return d / "kernel.json"
 
@@ -248,7 +257,9 @@ def test_doctor_kernel_option_checks_the_kernels_interpreter(env, tmp_path):
 
 def _torch(site: Path, version: str, cuda: str | None, requires=()):
     write_dist(site, "torch", version, list(requires), tag=f"{PY_TAG}-{PY_TAG}-manylinux_2_28_x86_64")
-    (site / "torch" / "version.py").write_text(f"__version__ = {version!r}\ncuda = {cuda!r}\nhip = None\ngit_version = 'abc'\n")
+    (site / "torch" / "version.py").write_text(
+        f"__version__ = {version!r}\ncuda = {cuda!r}\nhip = None\ngit_version = 'abc'\n"
+    )
 
 
 def test_torchvision_of_another_variant(env):
@@ -256,7 +267,9 @@ def test_torchvision_of_another_variant(env):
     write_dist(env.site, "torchvision", "0.20.1+cu121", ["torch==2.5.1"])
     found = findings(env.python)
     assert set(found) == {"DEP005"}
-    assert "+cu121" in found["DEP005"][0].observed and "download.pytorch.org/whl/cpu" in found["DEP005"][0].fix
+    assert (
+        "+cu121" in found["DEP005"][0].observed and "download.pytorch.org/whl/cpu" in found["DEP005"][0].fix
+    )
 
 
 def test_torchvision_pinned_to_another_torch(env):

@@ -46,8 +46,28 @@ def test_typical_record():
     assert _top_level_from_record(record) == ["_cffi_backend", "functorch", "six", "torch", "win"]
 
 
-segment = st.sampled_from(["torch", "six", "a-b", "x.dist-info", "..", "", "__pycache__", "mod.py", "ext.cpython-311.so", "p.pyd", "f.pth", "lib"])
-line = st.builds(lambda parts, sep, tail: sep.join(parts) + tail, st.lists(segment, min_size=1, max_size=3), st.sampled_from(["/", "\\"]), st.sampled_from([",,", ",sha256=x,1", ",sha256=a/b+c,12", ""]))
+segment = st.sampled_from(
+    [
+        "torch",
+        "six",
+        "a-b",
+        "x.dist-info",
+        "..",
+        "",
+        "__pycache__",
+        "mod.py",
+        "ext.cpython-311.so",
+        "p.pyd",
+        "f.pth",
+        "lib",
+    ]
+)
+line = st.builds(
+    lambda parts, sep, tail: sep.join(parts) + tail,
+    st.lists(segment, min_size=1, max_size=3),
+    st.sampled_from(["/", "\\"]),
+    st.sampled_from([",,", ",sha256=x,1", ",sha256=a/b+c,12", ""]),
+)
 
 
 @given(st.lists(line, max_size=30))

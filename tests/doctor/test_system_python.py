@@ -36,8 +36,9 @@ def test_dist_info_and_egg_info_in_one_directory_are_one_install(env):
     write_dist(env.site, "cryptography", "38.0.4")
     _egg_info(env.site, "cryptography", "38.0.4")
     snapshot = obtain_snapshot(python_path=env.python, sections=JUDGED)
-    assert sorted(d.metadata_dir.rsplit("/", 1)[1] for d in snapshot.packages.distributions
-                  if d.name == "cryptography") == ["cryptography-38.0.4.dist-info", "cryptography.egg-info"]
+    assert sorted(
+        d.metadata_dir.rsplit("/", 1)[1] for d in snapshot.packages.distributions if d.name == "cryptography"
+    ) == ["cryptography-38.0.4.dist-info", "cryptography.egg-info"]
     iso = [c for c in judge(snapshot, command="doctor").checks if c.id == "ISO001"]
     assert [(c.verdict, c.subject) for c in iso] == [("ok", None)]
 
@@ -105,7 +106,8 @@ def test_context_turns_pip_commands_into_venv_advice():
         f"environment without it: {venv}"
     )
     assert ctx.pip_replace(["pynvml", "nvidia-ml-py"], "nvidia-ml-py") == (
-        f"{ADVICE}: {venv} && python -m pip install nvidia-ml-py")
+        f"{ADVICE}: {venv} && python -m pip install nvidia-ml-py"
+    )
     plain = Context(snapshot=make_snapshot())
     assert plain.pip_install("x") == "/env/bin/python -m pip install x"
 

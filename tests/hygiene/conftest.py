@@ -44,7 +44,13 @@ def notebook(cells: list[dict]) -> str:
 
 
 def code_cell(source: str, outputs: list[dict] | None = None) -> dict:
-    return {"cell_type": "code", "source": source.splitlines(True), "outputs": outputs or [], "metadata": {}, "execution_count": 1}
+    return {
+        "cell_type": "code",
+        "source": source.splitlines(True),
+        "outputs": outputs or [],
+        "metadata": {},
+        "execution_count": 1,
+    }
 
 
 def plant(root, files: dict[str, bytes | str]) -> None:
@@ -68,7 +74,7 @@ def planted_repo(tmp_path):
             f'GH = "{s["github"]}"\n'
             f'PAT = "{s["github_pat"]}"\n'
         ),
-        ".env": f'WANDB_API_KEY={s["wandb"]}\nAWS_ACCESS_KEY_ID={s["aws_id"]}\naws_secret_access_key = {s["aws_secret"]}\n',
+        ".env": f"WANDB_API_KEY={s['wandb']}\nAWS_ACCESS_KEY_ID={s['aws_id']}\naws_secret_access_key = {s['aws_secret']}\n",
         "deploy/id_rsa": "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEow...\n-----END RSA PRIVATE KEY-----\n",
         "home/.netrc": f"machine example.org\n  login me\n  password {s['netrc']}\n",
         # near-misses for HYG001
@@ -90,15 +96,27 @@ def planted_repo(tmp_path):
         "pkg.egg-info/PKG-INFO": "Name: pkg\n",
         "cache/torch_extensions/fused/fused.so": b"\x7fELF",
         # HYG005 (token printed in an output) + HYG007 in a notebook cell
-        "notebooks/train.ipynb": notebook([
-            {"cell_type": "markdown", "source": ["# Training\n"], "metadata": {}},
-            code_cell("from huggingface_hub import whoami\nprint(whoami())", [{"output_type": "stream", "name": "stdout", "text": [f"token: {s['notebook']}\n"]}]),
-            code_cell("%pip install transformers\nm = AutoModel.from_pretrained('org/x', trust_remote_code=True)"),
-        ]),
+        "notebooks/train.ipynb": notebook(
+            [
+                {"cell_type": "markdown", "source": ["# Training\n"], "metadata": {}},
+                code_cell(
+                    "from huggingface_hub import whoami\nprint(whoami())",
+                    [{"output_type": "stream", "name": "stdout", "text": [f"token: {s['notebook']}\n"]}],
+                ),
+                code_cell(
+                    "%pip install transformers\nm = AutoModel.from_pretrained('org/x', trust_remote_code=True)"
+                ),
+            ]
+        ),
         # near-miss notebook: pinned revision, clean outputs
-        "notebooks/clean.ipynb": notebook([
-            code_cell("m = AutoModel.from_pretrained('org/x', trust_remote_code=True, revision='4f2a9c1e')", [{"output_type": "stream", "name": "stdout", "text": ["loaded\n"]}]),
-        ]),
+        "notebooks/clean.ipynb": notebook(
+            [
+                code_cell(
+                    "m = AutoModel.from_pretrained('org/x', trust_remote_code=True, revision='4f2a9c1e')",
+                    [{"output_type": "stream", "name": "stdout", "text": ["loaded\n"]}],
+                ),
+            ]
+        ),
         # HYG006: a malicious pickle (protocol 4) and a protocol-0 one with a checkpoint name
         "checkpoints/evil.pkl": pickle.dumps({"state": Evil(str(marker))}, protocol=4),
         "checkpoints/old.ckpt": pickle.dumps(Evil(str(marker)), protocol=0),
@@ -131,6 +149,8 @@ def cli():
     """Run the real command line; stdout and stderr kept apart."""
 
     def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        )
 
     return run

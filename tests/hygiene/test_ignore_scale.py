@@ -46,8 +46,11 @@ def reference(text: str, rule: str, path: str, is_dir: bool = False) -> bool:
 
 _SEGMENT = st.sampled_from(["a", "b", "ab", "*", "?", "**", "a*", "*b", "[ab]", "[!a]", "x?", "c.d", "a\\*"])
 _LINE = st.tuples(
-    st.sampled_from(["", "", "HYG001:", "HYG002:"]), st.booleans(), st.booleans(),
-    st.lists(_SEGMENT, min_size=1, max_size=3), st.booleans(),
+    st.sampled_from(["", "", "HYG001:", "HYG002:"]),
+    st.booleans(),
+    st.booleans(),
+    st.lists(_SEGMENT, min_size=1, max_size=3),
+    st.booleans(),
 ).map(lambda t: t[0] + ("!" if t[1] else "") + ("/" if t[2] else "") + "/".join(t[3]) + ("/" if t[4] else ""))
 _PATH = st.lists(st.sampled_from(["a", "b", "ab", "ba", "c.d", "a*", "x", "xa"]), min_size=1, max_size=4).map(
     "/".join

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from stackcheck.hygiene import pickles
 from stackcheck.hygiene.ignore import is_ignored, parse
-from stackcheck.hygiene.secrets import find_secrets, mask
 from stackcheck.hygiene.scan import parse_size
+from stackcheck.hygiene.secrets import find_secrets, mask
 
 
 @given(st.binary(max_size=2000))
@@ -53,8 +53,10 @@ def test_memo_tricks_cannot_hide_a_stack_global():
         b"\x80\x04"
         b"\x8c\x02os\x94"  # memo 0 = "os"
         b"\x8c\x06system\x94"  # memo 1 = "system"
-        b"0"b"0"  # POP POP
-        b"\x8c\x0bcollections\x8c\x0bOrderedDict0" b"0"  # decoys, popped
+        b"0"
+        b"0"  # POP POP
+        b"\x8c\x0bcollections\x8c\x0bOrderedDict0"
+        b"0"  # decoys, popped
         b"h\x00h\x01\x93"  # BINGET 0, BINGET 1, STACK_GLOBAL
         b"\x8c\x02id\x85R."
     )
@@ -62,10 +64,16 @@ def test_memo_tricks_cannot_hide_a_stack_global():
     assert scan.unsafe() == [("os", "system")]
 
 
-token_chars = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=34, max_size=40)
+token_chars = st.text(
+    alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=34, max_size=40
+)
 
 
-@given(st.text(max_size=200), token_chars.filter(lambda t: any(c.isdigit() for c in t) and any(c.isalpha() for c in t)), st.text(alphabet=" \n.,:=", min_size=1, max_size=5))
+@given(
+    st.text(max_size=200),
+    token_chars.filter(lambda t: any(c.isdigit() for c in t) and any(c.isalpha() for c in t)),
+    st.text(alphabet=" \n.,:=", min_size=1, max_size=5),
+)
 @settings(max_examples=200, suppress_health_check=[HealthCheck.filter_too_much])
 def test_planted_token_found_on_its_line_and_masked(prose, body, sep):
     token = "hf_" + body
@@ -87,11 +95,42 @@ def test_sizes():
     assert parse_size("2048") == 2048
 
 
-PATTERNS = ["*.pyc", "build/", "/top.txt", "docs/*.md", "**/cache/*", "a/**/b", "data/**", "file?.bin", "[ab]x.py", "*.egg-info/", "logs/**/*.log"]
+PATTERNS = [
+    "*.pyc",
+    "build/",
+    "/top.txt",
+    "docs/*.md",
+    "**/cache/*",
+    "a/**/b",
+    "data/**",
+    "file?.bin",
+    "[ab]x.py",
+    "*.egg-info/",
+    "logs/**/*.log",
+]
 PATHS = [
-    "x.pyc", "a/b/c.pyc", "build/out.o", "src/build/x", "top.txt", "sub/top.txt", "docs/a.md", "docs/sub/a.md",
-    "cache/x", "deep/er/cache/y", "a/b", "a/x/y/b", "a/bb", "data/1/2", "file1.bin", "file12.bin", "ax.py", "cx.py",
-    "pkg.egg-info/PKG-INFO", "logs/a/b/c.log", "logs/c.log", "logs/c.txt",
+    "x.pyc",
+    "a/b/c.pyc",
+    "build/out.o",
+    "src/build/x",
+    "top.txt",
+    "sub/top.txt",
+    "docs/a.md",
+    "docs/sub/a.md",
+    "cache/x",
+    "deep/er/cache/y",
+    "a/b",
+    "a/x/y/b",
+    "a/bb",
+    "data/1/2",
+    "file1.bin",
+    "file12.bin",
+    "ax.py",
+    "cx.py",
+    "pkg.egg-info/PKG-INFO",
+    "logs/a/b/c.log",
+    "logs/c.log",
+    "logs/c.txt",
 ]
 
 
@@ -102,7 +141,9 @@ def test_patterns_match_like_git(tmp_path):
         (tmp_path / ".gitignore").write_text(pattern + "\n")
         done = subprocess.run(
             ["git", "-C", str(tmp_path), "check-ignore", "--no-index", "--stdin"],
-            input="\n".join(PATHS), capture_output=True, text=True,
+            input="\n".join(PATHS),
+            capture_output=True,
+            text=True,
         )
         by_git = set(done.stdout.split())
         # git decides "dir/" patterns for paths it can see as directories; a file under one counts
@@ -120,7 +161,12 @@ _SEGMENT = st.sampled_from(["a", "b", "*", "?", "**", "a*", "*b", "[ab]", "[!a]"
 _PATTERN = st.tuples(st.booleans(), st.lists(_SEGMENT, min_size=1, max_size=3), st.booleans()).map(
     lambda t: ("/" if t[0] else "") + "/".join(t[1]) + ("/" if t[2] else "")
 )
-_PATHS = st.lists(st.lists(st.sampled_from(["a", "b", "ab", "ba", "xa", "c"]), min_size=1, max_size=4).map("/".join), min_size=1, max_size=8, unique=True)
+_PATHS = st.lists(
+    st.lists(st.sampled_from(["a", "b", "ab", "ba", "xa", "c"]), min_size=1, max_size=4).map("/".join),
+    min_size=1,
+    max_size=8,
+    unique=True,
+)
 
 
 @pytest.fixture(scope="module")
@@ -134,5 +180,10 @@ def git_dir(tmp_path_factory):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_generated_patterns_match_like_git(git_dir, pattern, paths):
     (git_dir / ".gitignore").write_text(pattern + "\n")
-    done = subprocess.run(["git", "-C", str(git_dir), "check-ignore", "--no-index", "--stdin"], input="\n".join(paths), capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(git_dir), "check-ignore", "--no-index", "--stdin"],
+        input="\n".join(paths),
+        capture_output=True,
+        text=True,
+    )
     assert {p for p in paths if is_ignored(parse(pattern), "HYG001", p)} == set(done.stdout.split()), pattern

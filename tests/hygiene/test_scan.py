@@ -23,24 +23,46 @@ def test_every_planted_finding_and_no_near_miss(planted_repo):
     assert report.environment["mode"] == "git"
 
     kinds = sorted(c.evidence["kind"] for c in found["HYG001"])
-    assert kinds == sorted([
-        "Hugging Face token", "Hugging Face token", "OpenAI API key", "Anthropic API key", "GitHub token", "GitHub token",
-        "W&B API key", "AWS access key id", "AWS secret access key", "private key", ".netrc password",
-    ])
+    assert kinds == sorted(
+        [
+            "Hugging Face token",
+            "Hugging Face token",
+            "OpenAI API key",
+            "Anthropic API key",
+            "GitHub token",
+            "GitHub token",
+            "W&B API key",
+            "AWS access key id",
+            "AWS secret access key",
+            "private key",
+            ".netrc password",
+        ]
+    )
     files = {c.evidence["file"] for c in found["HYG001"]}
     assert "README.md" not in files  # "sk-" in prose, a commit hash, the documented example key
     assert "untracked-notes.txt" not in files  # git mode scans tracked files only
     config = {c.evidence["kind"]: c for c in found["HYG001"] if c.evidence["file"] == "src/config.py"}
     assert config["OpenAI API key"].subject == "src/config.py line 2"
 
-    assert [c.evidence["file"] for c in found["HYG002"]] == ["models/big.safetensors"]  # small.bin is under it
+    assert [c.evidence["file"] for c in found["HYG002"]] == [
+        "models/big.safetensors"
+    ]  # small.bin is under it
     assert [c.subject for c in found["HYG003"]] == ["hub/models--org--tiny/"]
-    assert sorted(c.evidence["file"] for c in found["HYG004"]) == sorted([
-        "cache/torch_extensions/", "csrc/kernel.o", "pkg.egg-info/", "pkg/__pycache__/", "pkg/_C.so",
-    ])
+    assert sorted(c.evidence["file"] for c in found["HYG004"]) == sorted(
+        [
+            "cache/torch_extensions/",
+            "csrc/kernel.o",
+            "pkg.egg-info/",
+            "pkg/__pycache__/",
+            "pkg/_C.so",
+        ]
+    )
     (nb,) = found["HYG005"]
     assert nb.evidence["cell"] == "1" and nb.evidence["file"] == "notebooks/train.ipynb"
-    assert sorted(c.evidence["file"] for c in found["HYG006"]) == ["checkpoints/evil.pkl", "checkpoints/old.ckpt"]
+    assert sorted(c.evidence["file"] for c in found["HYG006"]) == [
+        "checkpoints/evil.pkl",
+        "checkpoints/old.ckpt",
+    ]
     assert all("os.system" in c.observed or "posix.system" in c.observed for c in found["HYG006"])
     quoted = next(c.observed for c in found["HYG007"] if c.subject == "src/load.py line 8")
     assert "token='hf_A..." in quoted and "hf_Ab3dE" not in quoted  # the quoted line is masked too

@@ -187,9 +187,15 @@ def spec025_snapshot(torch: str = "2.11.0+cu129", torch_cuda: str = "12.9"):
         dist("transformers", "5.6.0", top_level=["transformers"]),
         dist("tokenizers", "0.23.0", top_level=["tokenizers"]),
         dist("flashinfer-python", "0.6.13", top_level=["flashinfer"]),
-        gpus=[H100], driver="575.57.08", driver_cuda="12.9", torch=torch, torch_cuda=torch_cuda,
-        modules={"torch": "/env/lib/python3.12/site-packages/torch/__init__.py",
-                 "vllm": "/env/lib/python3.12/site-packages/vllm/__init__.py"},
+        gpus=[H100],
+        driver="575.57.08",
+        driver_cuda="12.9",
+        torch=torch,
+        torch_cuda=torch_cuda,
+        modules={
+            "torch": "/env/lib/python3.12/site-packages/torch/__init__.py",
+            "vllm": "/env/lib/python3.12/site-packages/vllm/__init__.py",
+        },
     )
 
 

@@ -39,7 +39,13 @@ def test_recorded_machines(name, cuda002, gpu004):
 
 
 def cu121(driver: str, system: str = "Linux"):
-    return make_snapshot(gpus=[("NVIDIA A100-SXM4-80GB", "8.0", 80)], driver=driver, torch="2.3.1+cu121", torch_cuda="12.1", system=system)
+    return make_snapshot(
+        gpus=[("NVIDIA A100-SXM4-80GB", "8.0", 80)],
+        driver=driver,
+        torch="2.3.1+cu121",
+        torch_cuda="12.1",
+        system=system,
+    )
 
 
 @pytest.mark.parametrize(
@@ -63,12 +69,17 @@ def test_cuda002_windows_column():
 
 
 def test_cuda002_cu130_needs_580():
-    snap = make_snapshot(gpus=[("NVIDIA H100 80GB HBM3", "9.0", 80)], driver="570.172.08", torch="2.13.0", torch_cuda="13.0")
+    snap = make_snapshot(
+        gpus=[("NVIDIA H100 80GB HBM3", "9.0", 80)], driver="570.172.08", torch="2.13.0", torch_cuda="13.0"
+    )
     [o] = run("CUDA002", snap)
     assert o.verdict == "blocked"
     assert "driver >= 580" in o.expected
     # the fix offers the build that fits this driver and GPU, for the checked interpreter
-    assert "/env/bin/python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126" in o.fix
+    assert (
+        "/env/bin/python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126"
+        in o.fix
+    )
 
 
 def test_cuda002_fix_on_the_old_driver_machine():
@@ -92,7 +103,12 @@ def test_cuda002_uses_version_label_when_torch_section_is_missing():
 
 
 def test_gpu004_blackwell_on_old_build_and_fix():
-    snap = make_snapshot(gpus=[("NVIDIA GeForce RTX 5090", "12.0", 32)], driver="575.57.08", torch="2.6.0+cu124", torch_cuda="12.4")
+    snap = make_snapshot(
+        gpus=[("NVIDIA GeForce RTX 5090", "12.0", 32)],
+        driver="575.57.08",
+        torch="2.6.0+cu124",
+        torch_cuda="12.4",
+    )
     [o] = run("GPU004", snap)
     assert o.verdict == "blocked" and o.subject == "GPU0 NVIDIA GeForce RTX 5090"
     assert "sm_90" in o.observed and "--index-url https://download.pytorch.org/whl/cu128" in o.fix
@@ -101,10 +117,15 @@ def test_gpu004_blackwell_on_old_build_and_fix():
 def test_gpu004_groups_identical_gpus_and_judges_each_model():
     snap = make_snapshot(
         gpus=[("NVIDIA A100", "8.0", 80), ("NVIDIA A100", "8.0", 80), ("Tesla P100", "6.0", 16)],
-        driver="580.82.07", torch="2.13.0", torch_cuda="13.0",
+        driver="580.82.07",
+        torch="2.13.0",
+        torch_cuda="13.0",
     )
     out = run("GPU004", snap)
-    assert [(o.subject, o.verdict) for o in out] == [("GPU0,1 NVIDIA A100", "ok"), ("GPU2 Tesla P100", "blocked")]
+    assert [(o.subject, o.verdict) for o in out] == [
+        ("GPU0,1 NVIDIA A100", "ok"),
+        ("GPU2 Tesla P100", "blocked"),
+    ]
     assert "cu126" in out[1].fix
 
 
@@ -122,7 +143,9 @@ def test_gpu004_unverified_table_row_warns_and_deep_list_decides():
 
 
 def test_gpu004_unknown_build_is_skipped_with_hint():
-    snap = make_snapshot(gpus=[("NVIDIA H100", "9.0", 80)], driver="580.82.07", torch="2.3.1+cu130", torch_cuda="13.0")
+    snap = make_snapshot(
+        gpus=[("NVIDIA H100", "9.0", 80)], driver="580.82.07", torch="2.3.1+cu130", torch_cuda="13.0"
+    )
     assert "--deep" in run("GPU004", snap)[0].reason
 
 
@@ -135,14 +158,26 @@ def test_preflight_reports_them_in_the_report():
 
 
 def test_cuda002_windows_cu130_is_not_guessed():
-    snap = make_snapshot(gpus=[("NVIDIA RTX 4090", "8.9", 24)], driver="581.15", torch="2.13.0+cu130", torch_cuda="13.0", system="Windows")
+    snap = make_snapshot(
+        gpus=[("NVIDIA RTX 4090", "8.9", 24)],
+        driver="581.15",
+        torch="2.13.0+cu130",
+        torch_cuda="13.0",
+        system="Windows",
+    )
     [o] = run("CUDA002", snap)
-    assert o.verdict == "skipped" and "not in the knowledge tables" in o.reason and o.reason.startswith("cannot judge without")
+    assert (
+        o.verdict == "skipped"
+        and "not in the knowledge tables" in o.reason
+        and o.reason.startswith("cannot judge without")
+    )
 
 
 def test_cuda002_judges_by_the_drivers_cuda_level_when_only_that_is_known():
     # a pasted report: nvidia-smi's "CUDA Version: 11.4" (or torch's "found version 11040"), no driver line
-    snap = make_snapshot(gpus=[("Tesla T4", "7.5", 16)], driver="", driver_cuda="11.4", torch="2.1.0+cu121", torch_cuda="12.1")
+    snap = make_snapshot(
+        gpus=[("Tesla T4", "7.5", 16)], driver="", driver_cuda="11.4", torch="2.1.0+cu121", torch_cuda="12.1"
+    )
     [o] = run("CUDA002", snap)
     assert o.verdict == "blocked" and o.observed.startswith("a driver for CUDA <= 11.4")
     assert "--index-url https://download.pytorch.org/whl/cu118" in o.fix  # a build the driver's CUDA 11 runs
@@ -178,7 +213,12 @@ def test_torch_cuda_none_is_not_a_rocm_build():
 
 
 def test_gpu004_does_not_judge_custom_builds_from_the_release_tables():
-    ngc = make_snapshot(gpus=[("Tesla V100", "7.0", 32)], driver="580.82.07", torch="2.13.0a0+872d972e41.nv26.08", torch_cuda="13.0")
+    ngc = make_snapshot(
+        gpus=[("Tesla V100", "7.0", 32)],
+        driver="580.82.07",
+        torch="2.13.0a0+872d972e41.nv26.08",
+        torch_cuda="13.0",
+    )
     [o] = run("GPU004", ngc)
     assert o.verdict == "skipped" and "custom build" in o.reason
     ngc.torch.arch_list = ["sm_70", "sm_80", "sm_90"]  # --deep knows
@@ -188,6 +228,10 @@ def test_gpu004_does_not_judge_custom_builds_from_the_release_tables():
 def test_cuda002_compat_mode_offers_only_the_same_release():
     [o] = run("CUDA002", recorded("colab-t4"))  # torch 2.8 has no build older than CUDA 12.6
     assert "torch.compile" in o.fix and "pip install" not in o.fix
-    a100 = make_snapshot(gpus=[("NVIDIA A100", "8.0", 80)], driver="555.42.02", torch="2.6.0+cu126", torch_cuda="12.6")
+    a100 = make_snapshot(
+        gpus=[("NVIDIA A100", "8.0", 80)], driver="555.42.02", torch="2.6.0+cu126", torch_cuda="12.6"
+    )
     [o] = run("CUDA002", a100)
-    assert o.verdict == "warning" and "torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124" in o.fix
+    assert (
+        o.verdict == "warning" and "torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124" in o.fix
+    )

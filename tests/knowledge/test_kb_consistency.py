@@ -48,9 +48,18 @@ def test_cuda_build_follows_the_engines_torch_pin():
 def test_forbidden_package_installed_by_an_engine_pin():
     [(field, msg)] = problems(requirements=["vllm==0.11.0"], forbidden=[{"requirement": "xformers"}])
     assert field == "forbidden" and "xformers==0.0.32.post1" in msg
-    assert problems(requirements=["vllm==0.13.0"], forbidden=[{"requirement": "xformers"}]) == []  # 0.12+ dropped it
+    assert (
+        problems(requirements=["vllm==0.13.0"], forbidden=[{"requirement": "xformers"}]) == []
+    )  # 0.12+ dropped it
     # the pin is Linux x86_64 only: a macOS-only profile is fine
-    assert problems(requirements=["vllm==0.11.0"], forbidden=[{"requirement": "xformers"}], platform={"os": ["darwin"]}) == []
+    assert (
+        problems(
+            requirements=["vllm==0.11.0"],
+            forbidden=[{"requirement": "xformers"}],
+            platform={"os": ["darwin"]},
+        )
+        == []
+    )
 
 
 def test_forbidden_version_range_outside_the_pin_is_fine():
@@ -96,8 +105,35 @@ def test_builtin_catalog_is_consistent_with_the_knowledge_base():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_PACKAGES = ["vllm", "torch", "transformers", "tokenizers", "sglang[srt]", "xformers", "huggingface-hub", "trl", "bitsandbytes", "accelerate", "numpy"]
-_SPECS = ["", "==0.11.0", ">=0.10,<0.12", "==2.6.*", "==2.8.0", ">=4.56,<5", "==0.21.*", ">=5", "<1.0", "!=2.7.0", ">=2.4,<3", "==99", "~=0.5.4", ">0.0.32.post1"]
+_PACKAGES = [
+    "vllm",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "sglang[srt]",
+    "xformers",
+    "huggingface-hub",
+    "trl",
+    "bitsandbytes",
+    "accelerate",
+    "numpy",
+]
+_SPECS = [
+    "",
+    "==0.11.0",
+    ">=0.10,<0.12",
+    "==2.6.*",
+    "==2.8.0",
+    ">=4.56,<5",
+    "==0.21.*",
+    ">=5",
+    "<1.0",
+    "!=2.7.0",
+    ">=2.4,<3",
+    "==99",
+    "~=0.5.4",
+    ">0.0.32.post1",
+]
 
 
 @settings(max_examples=60, deadline=None)
@@ -116,4 +152,7 @@ def test_any_profile_gets_an_answer_never_a_traceback(reqs, cons, forbidden, tor
         gpu={"torch_cuda": torch_cuda} if torch_cuda else None,
         python=python,
     )
-    assert all(field in ("requirements", "constraints", "forbidden", "python", "gpu.torch_cuda") and msg for field, msg in out)
+    assert all(
+        field in ("requirements", "constraints", "forbidden", "python", "gpu.torch_cuda") and msg
+        for field, msg in out
+    )

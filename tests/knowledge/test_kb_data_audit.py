@@ -47,7 +47,12 @@ def test_engine_pins_name_known_torch_releases_with_their_paired_companions():
             for companion in ("torchvision", "torchaudio"):
                 pinned = _pinned(row, companion)
                 if pinned:
-                    assert release_of(pinned) == getattr(rel, companion), (package, row.version, companion, pinned)
+                    assert release_of(pinned) == getattr(rel, companion), (
+                        package,
+                        row.version,
+                        companion,
+                        pinned,
+                    )
                     checked += 1
     assert checked > 40  # the two sources (engine metadata, torch release matrix) agree row by row
 

@@ -104,7 +104,14 @@ def test_bad_scope_specifier_and_requirement_are_load_errors(data: Path):
 
 
 def test_duplicate_rule_id_across_files(data: Path):
-    (data / "rules" / "extra.json").write_text(json.dumps({"schema_version": "1.0", "rules": [{"id": "KB001", "title": "t", "category": "other", "sources": ["x/y#1"]}]}))
+    (data / "rules" / "extra.json").write_text(
+        json.dumps(
+            {
+                "schema_version": "1.0",
+                "rules": [{"id": "KB001", "title": "t", "category": "other", "sources": ["x/y#1"]}],
+            }
+        )
+    )
     msg = error_of(data)
     assert "KB001" in msg and "duplicate" in msg
 
@@ -152,7 +159,11 @@ def test_undeclared_source_tag_is_a_load_error(data: Path):
 def test_every_fact_row_of_the_packaged_data_has_a_declared_source():
     kb = load_knowledge()
     for table in (kb.drivers, kb.torch, kb.archs, kb.pins):
-        rows = [r for name in ("toolkits", "mvc_floors", "releases", "builds", "pins") for r in getattr(table, name, [])]
+        rows = [
+            r
+            for name in ("toolkits", "mvc_floors", "releases", "builds", "pins")
+            for r in getattr(table, name, [])
+        ]
         assert rows
         for row in rows:
             assert row.sources
@@ -172,8 +183,12 @@ def test_cli_reports_a_broken_knowledge_file_in_one_line_and_exits_2(data: Path)
     proc = subprocess.run(
         [sys.executable, "-m", "stackcheck", "doctor", "--snapshot", str(snapshot)],
         env={**os.environ, "STACKCHECK_KNOWLEDGE_DIR": str(data)},
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"stackcheck: error: {data}/rules/curated.json: rule KB006: severity: invalid enum value 'fatal'"]
+    assert proc.stderr.strip().splitlines() == [
+        f"stackcheck: error: {data}/rules/curated.json: rule KB006: severity: invalid enum value 'fatal'"
+    ]
     assert "Traceback" not in proc.stderr and proc.stdout == ""

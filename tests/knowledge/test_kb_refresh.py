@@ -127,11 +127,20 @@ def test_a_release_the_table_lacks_is_added_unverified_and_its_arch_rows_are_ask
 
 
 def test_check_exits_0_when_the_tables_agree_and_1_when_they_do_not(data, tmp_path):
-    common = ["--replay", str(RECORDED), "--data-dir", str(data), "--package", "vllm",
-              "--torch-since", "2.11"]
+    common = [
+        "--replay",
+        str(RECORDED),
+        "--data-dir",
+        str(data),
+        "--package",
+        "vllm",
+        "--torch-since",
+        "2.11",
+    ]
     agree = cli("--check", *common, cwd=tmp_path)
     assert agree.returncode == 0 and agree.stdout == ""
     assert agree.stderr.splitlines()[-1] == "the tables agree with the indexes (8 responses read)"
+
     def forget_cu129(doc):
         next(r for r in doc["releases"] if r["torch"] == "2.11").pop("cuda_index_only")
 

@@ -17,37 +17,104 @@ KB = load_knowledge()
 SCOPED = [r for r in KB.rules if r.scope != type(r.scope)()]
 
 versionish = st.one_of(
-    st.sampled_from(["", "N/A", "2.8.0+cu128", "2.3.1+cu121", "2.13.0", "2.13.0+cpu", "470.256.02", "580", "12.8", "13.0", "x.y"]),
+    st.sampled_from(
+        [
+            "",
+            "N/A",
+            "2.8.0+cu128",
+            "2.3.1+cu121",
+            "2.13.0",
+            "2.13.0+cpu",
+            "470.256.02",
+            "580",
+            "12.8",
+            "13.0",
+            "x.y",
+        ]
+    ),
     st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){0,3}(\+[a-z0-9]{1,6})?", fullmatch=True),
     st.text(max_size=8),
 )
-cc = st.one_of(st.sampled_from(["", "7.0", "8.0", "9.0", "12.0", "6.1", "garbage", "10"]), st.text(max_size=4))
-names = st.sampled_from(["torch", "vllm", "xformers", "transformers", "tokenizers", "torchvision", "torchaudio", "numpy", "flash-attn", "sglang", "bitsandbytes", "trl", "deepspeed", "nvidia-cusparse-cu12"])
+cc = st.one_of(
+    st.sampled_from(["", "7.0", "8.0", "9.0", "12.0", "6.1", "garbage", "10"]), st.text(max_size=4)
+)
+names = st.sampled_from(
+    [
+        "torch",
+        "vllm",
+        "xformers",
+        "transformers",
+        "tokenizers",
+        "torchvision",
+        "torchaudio",
+        "numpy",
+        "flash-attn",
+        "sglang",
+        "bitsandbytes",
+        "trl",
+        "deepspeed",
+        "nvidia-cusparse-cu12",
+    ]
+)
 
 
 @st.composite
 def snapshots(draw) -> S.Snapshot:
-    dists = [S.Distribution(name=n, version=draw(versionish), location="/x") for n in draw(st.lists(names, max_size=6, unique=True))]
-    gpus = [S.Gpu(index=i, name=draw(st.sampled_from(["", "Tesla V100", "NVIDIA H100"])), compute_capability=draw(cc)) for i in range(draw(st.integers(0, 3)))]
+    dists = [
+        S.Distribution(name=n, version=draw(versionish), location="/x")
+        for n in draw(st.lists(names, max_size=6, unique=True))
+    ]
+    gpus = [
+        S.Gpu(
+            index=i,
+            name=draw(st.sampled_from(["", "Tesla V100", "NVIDIA H100"])),
+            compute_capability=draw(cc),
+        )
+        for i in range(draw(st.integers(0, 3)))
+    ]
     return S.Snapshot(
         python=S.PythonSection(status=draw(st.sampled_from(["ok", "failed"])), version=draw(versionish)),
-        packages=S.PackagesSection(status=draw(st.sampled_from(["ok", "failed", "absent"])), distributions=dists),
-        platform=S.PlatformSection(system=draw(st.sampled_from(["", "Linux", "Windows", "Darwin"])), machine=draw(st.sampled_from(["", "x86_64", "aarch64"])),
-                                   libc_family=draw(st.sampled_from(["", "glibc", "musl"])), libc_version=draw(versionish)),
-        accelerators=S.AcceleratorSection(status=draw(st.sampled_from(["ok", "absent", "failed"])), driver_version=draw(versionish), gpus=gpus,
-                                          looked_for=draw(st.sampled_from([[], ["/sys/module/nvidia/version"]]))),
-        torch=S.TorchSection(status=draw(st.sampled_from(["ok", "absent"])), version=draw(versionish), cuda=draw(st.one_of(st.none(), versionish)),
-                             arch_list=draw(st.lists(st.sampled_from(["sm_70", "sm_90a", "compute_120", "bogus"]), max_size=3))),
+        packages=S.PackagesSection(
+            status=draw(st.sampled_from(["ok", "failed", "absent"])), distributions=dists
+        ),
+        platform=S.PlatformSection(
+            system=draw(st.sampled_from(["", "Linux", "Windows", "Darwin"])),
+            machine=draw(st.sampled_from(["", "x86_64", "aarch64"])),
+            libc_family=draw(st.sampled_from(["", "glibc", "musl"])),
+            libc_version=draw(versionish),
+        ),
+        accelerators=S.AcceleratorSection(
+            status=draw(st.sampled_from(["ok", "absent", "failed"])),
+            driver_version=draw(versionish),
+            gpus=gpus,
+            looked_for=draw(st.sampled_from([[], ["/sys/module/nvidia/version"]])),
+        ),
+        torch=S.TorchSection(
+            status=draw(st.sampled_from(["ok", "absent"])),
+            version=draw(versionish),
+            cuda=draw(st.one_of(st.none(), versionish)),
+            arch_list=draw(
+                st.lists(st.sampled_from(["sm_70", "sm_90a", "compute_120", "bogus"]), max_size=3)
+            ),
+        ),
         toolchain=S.ToolchainSection(nvcc=draw(st.one_of(st.none(), st.builds(S.Tool, version=versionish)))),
-        env=S.EnvSection(variables=draw(st.dictionaries(st.just("LD_LIBRARY_PATH"), st.sampled_from(["", "/usr/local/cuda/lib64:/x"])))),
+        env=S.EnvSection(
+            variables=draw(
+                st.dictionaries(st.just("LD_LIBRARY_PATH"), st.sampled_from(["", "/usr/local/cuda/lib64:/x"]))
+            )
+        ),
     )
 
 
 def _unparsable_glibc(libc_version: str) -> S.Snapshot:
     """torch 2.8.0 (its wheels need glibc 2.28) on Linux whose glibc version is no version."""
     return S.Snapshot(
-        packages=S.PackagesSection(status="ok", distributions=[S.Distribution(name="torch", version="2.8.0+cu128", location="/x")]),
-        platform=S.PlatformSection(system="Linux", machine="x86_64", libc_family="glibc", libc_version=libc_version),
+        packages=S.PackagesSection(
+            status="ok", distributions=[S.Distribution(name="torch", version="2.8.0+cu128", location="/x")]
+        ),
+        platform=S.PlatformSection(
+            system="Linux", machine="x86_64", libc_family="glibc", libc_version=libc_version
+        ),
         torch=S.TorchSection(status="ok", version="2.8.0+cu128", cuda="12.8"),
     )
 

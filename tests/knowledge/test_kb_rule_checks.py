@@ -66,7 +66,11 @@ def test_not_applicable_is_skipped_with_what_is_missing():
 
 def test_clean_machines_have_no_knowledge_findings():
     for name in ("h100-single", "h200-drv580-cu130", "multi-gpu-8xa100", "vllm-011-h100", "cpu-laptop"):
-        bad = {i: c.observed for i, c in kb_results(recorded(name), DOCTOR).items() if c.verdict in ("warning", "blocked")}
+        bad = {
+            i: c.observed
+            for i, c in kb_results(recorded(name), DOCTOR).items()
+            if c.verdict in ("warning", "blocked")
+        }
         assert bad == {}, name
 
 

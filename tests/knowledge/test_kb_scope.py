@@ -30,7 +30,12 @@ def test_driver_scope_with_evidence():
 
 def test_collect_env_without_driver_is_not_applicable():
     snap = recorded("old-driver-470-cu121")
-    snap = msgspec.structs.replace(snap, accelerators=AcceleratorSection(status="ok", source="collect_env", gpus=[Gpu(index=0, name="Tesla V100")]))
+    snap = msgspec.structs.replace(
+        snap,
+        accelerators=AcceleratorSection(
+            status="ok", source="collect_env", gpus=[Gpu(index=0, name="Tesla V100")]
+        ),
+    )
     m = evaluate(Scope(driver="<525"), snap, KB)
     assert not m.matches and not m.applicable and m.missing == ["driver version"]
     # ...but a condition that definitely fails still decides
@@ -110,7 +115,9 @@ def test_pin_mismatch_for_unknown_engine_version_cannot_be_judged():
 
 
 def test_companion_and_python_window_mismatch():
-    snap = make_snapshot(dist("torchvision", "0.20.1"), python="3.14.0", torch="2.6.0+cu124", torch_cuda="12.4")
+    snap = make_snapshot(
+        dist("torchvision", "0.20.1"), python="3.14.0", torch="2.6.0+cu124", torch_cuda="12.4"
+    )
     m = evaluate(Scope(predicate="companion-mismatch:torchvision"), snap, KB)
     assert m.matches and m.suggest == ["torchvision==0.21.*"]
     m = evaluate(Scope(predicate="python-outside-torch-window"), snap, KB)
@@ -131,15 +138,26 @@ def test_deep_arch_list_overrides_the_table():
 
 
 def test_flash_attn_prebuilt_wheel_for_another_torch():
-    snap = make_snapshot(dist("flash-attn", "2.5.8+cu122torch2.3cxx11abiFALSE"), torch="2.4.0+cu121", torch_cuda="12.1")
+    snap = make_snapshot(
+        dist("flash-attn", "2.5.8+cu122torch2.3cxx11abiFALSE"), torch="2.4.0+cu121", torch_cuda="12.1"
+    )
     m = evaluate(Scope(predicate="flash-attn-wheel-mismatch"), snap, KB)
     assert m.matches and "built for torch 2.3, installed torch 2.4.0+cu121" in m.evidence[0]
-    ok = make_snapshot(dist("flash-attn", "2.5.8+cu122torch2.3cxx11abiFALSE"), torch="2.3.1+cu121", torch_cuda="12.1")
+    ok = make_snapshot(
+        dist("flash-attn", "2.5.8+cu122torch2.3cxx11abiFALSE"), torch="2.3.1+cu121", torch_cuda="12.1"
+    )
     assert not evaluate(Scope(predicate="flash-attn-wheel-mismatch"), ok, KB).matches
     from_source = make_snapshot(dist("flash-attn", "2.8.3"), torch="2.4.0+cu121", torch_cuda="12.1")
     assert not evaluate(Scope(predicate="flash-attn-wheel-mismatch"), from_source, KB).matches
-    url = make_snapshot(dist("flash_attn", "2.7.4.post1", direct_url="https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1+cu12torch2.6cxx11abiTRUE-cp311-cp311-linux_x86_64.whl"),
-                        torch="2.8.0+cu128", torch_cuda="12.8")
+    url = make_snapshot(
+        dist(
+            "flash_attn",
+            "2.7.4.post1",
+            direct_url="https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1+cu12torch2.6cxx11abiTRUE-cp311-cp311-linux_x86_64.whl",
+        ),
+        torch="2.8.0+cu128",
+        torch_cuda="12.8",
+    )
     assert evaluate(Scope(predicate="flash-attn-wheel-mismatch"), url, KB).matches
 
 
@@ -150,4 +168,6 @@ def test_custom_engine_builds_are_not_judged_by_pypi_pins():
     editable = make_snapshot(dist("vllm", "0.11.0", editable=True), torch="2.9.0", torch_cuda="12.8")
     assert not evaluate(Scope(predicate="pin-mismatch:vllm:torch"), editable, KB).applicable
     wheel = make_snapshot(dist("vllm", "0.6.1.post1+cu118"), torch="2.3.0+cu118", torch_cuda="11.8")
-    assert evaluate(Scope(predicate="pin-mismatch:vllm:torch"), wheel, KB).matches  # vLLM's own +cu118 wheels pin too
+    assert evaluate(
+        Scope(predicate="pin-mismatch:vllm:torch"), wheel, KB
+    ).matches  # vLLM's own +cu118 wheels pin too

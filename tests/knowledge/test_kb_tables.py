@@ -49,7 +49,15 @@ def test_torch_release_pairings():
 
 
 def test_arch_lists_from_the_tables():
-    assert KB.arch_list("2.3.1+cu121", "12.1") == ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+    assert KB.arch_list("2.3.1+cu121", "12.1") == [
+        "sm_50",
+        "sm_60",
+        "sm_70",
+        "sm_75",
+        "sm_80",
+        "sm_86",
+        "sm_90",
+    ]
     assert KB.arch_list("2.13.0", "13.0")[-1] == "compute_120"
     assert "compute_120" not in KB.arch_list("2.13.0", "13.0", platform="Windows")  # +PTX on Linux only
     assert KB.arch_list("2.13.0", "12.6", machine="aarch64") == ["sm_80", "sm_90"]
@@ -83,7 +91,11 @@ def test_sass_never_crosses_majors_but_ptx_runs_forward(tmaj, tmin, gmaj, gmin):
     assert covers([f"sm_{tmaj}{tmin}a"], f"{gmaj}.{gmin}") == ((tmaj, tmin) == (gmaj, gmin))
 
 
-@given(st.lists(st.sampled_from(["sm_50", "sm_70", "sm_80", "sm_90a", "compute_90", "sm_120"]), max_size=5), majors, minors)
+@given(
+    st.lists(st.sampled_from(["sm_50", "sm_70", "sm_80", "sm_90a", "compute_90", "sm_120"]), max_size=5),
+    majors,
+    minors,
+)
 def test_coverage_is_monotone_in_the_arch_list(archs, major, minor):
     cc = f"{major}.{minor}"
     if covers(archs, cc):

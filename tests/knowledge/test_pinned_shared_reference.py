@@ -101,30 +101,53 @@ def release_disagreements(ours: dict, matrix: dict, default_wheels: list[dict]) 
         audio = min(audio.values(), key=Version) if isinstance(audio, dict) else audio
         compare(f"torch {t} torchaudio line", _release_line(audio), mine["torchaudio"])
         if "wheel metadata only" in ref["python"]:  # only Requires-Python is known
-            compare(f"torch {t} Requires-Python", SpecifierSet(ref["python"].split()[0]), SpecifierSet(mine["requires_python"]))
+            compare(
+                f"torch {t} Requires-Python",
+                SpecifierSet(ref["python"].split()[0]),
+                SpecifierSet(mine["requires_python"]),
+            )
         else:
             low, high = re.match(r">=(\d+\.\d+),<=(\d+\.\d+)", ref["python"]).groups()
             supported = _minors(SpecifierSet(f">={low},<={high}"))
             compare(f"torch {t} Python window", supported, _minors(SpecifierSet(mine["python"])))
-            compare(f"torch {t} experimental Python", re.findall(r"\((\d+\.\d+) exp", ref["python"]), mine["python_experimental"])
+            compare(
+                f"torch {t} experimental Python",
+                re.findall(r"\((\d+\.\d+) exp", ref["python"]),
+                mine["python_experimental"],
+            )
         if ref["cuda_builds"] is not None or mine["cuda_builds"] is not None:
-            compare(f"torch {t} CUDA builds", sorted(ref["cuda_builds"] or []),
-                    sorted((mine["cuda_builds"] or []) + mine["cuda_experimental"]))
+            compare(
+                f"torch {t} CUDA builds",
+                sorted(ref["cuda_builds"] or []),
+                sorted((mine["cuda_builds"] or []) + mine["cuda_experimental"]),
+            )
         compare(f"torch {t} PyPI default CUDA", _cuda_of_tag(ref["pypi_default"]), mine["pypi_default_cuda"])
         compare(f"torch {t} cuDNN", ref["cudnn"], mine["cudnn"])
         tag = re.fullmatch(r"manylinux_(\d+)_(\d+)", ref["wheel_tag"])
-        compare(f"torch {t} glibc floor ({ref['wheel_tag']})", f"{tag[1]}.{tag[2]}" if tag else None, mine["min_glibc"])
+        compare(
+            f"torch {t} glibc floor ({ref['wheel_tag']})",
+            f"{tag[1]}.{tag[2]}" if tag else None,
+            mine["min_glibc"],
+        )
     for wheel in default_wheels:
         t = _release_line(wheel["torch"])
         mine = releases[t]
-        compare(f"torch {wheel['torch']} wheel Requires-Python", SpecifierSet(wheel["requires_python"]), SpecifierSet(mine["requires_python"]))
+        compare(
+            f"torch {wheel['torch']} wheel Requires-Python",
+            SpecifierSet(wheel["requires_python"]),
+            SpecifierSet(mine["requires_python"]),
+        )
         for dep in wheel["cuda_deps"]:
             req = Requirement(re.sub(r"\s*\((.*)\)$", r"\1", dep))
             pinned = str(req.specifier)[2:] if str(req.specifier).startswith("==") else None
             if pinned and req.name.startswith("nvidia-cudnn"):
                 compare(f"torch {wheel['torch']} default wheel cuDNN", pinned, mine["cudnn"])
             if pinned and (req.name.startswith("nvidia-cuda-runtime") or req.name == "cuda-toolkit"):
-                compare(f"torch {wheel['torch']} default wheel CUDA", _release_line(pinned), mine["pypi_default_cuda"])
+                compare(
+                    f"torch {wheel['torch']} default wheel CUDA",
+                    _release_line(pinned),
+                    mine["pypi_default_cuda"],
+                )
     return out, n
 
 
@@ -148,14 +171,24 @@ def arch_disagreements(ours: dict, reference: dict) -> tuple[list, int]:
             if isinstance(archs, dict):  # {"aarch64": {"cu126": ...}}
                 rows += [(t, a, tag) for t, a in archs.items()]
             else:
-                rows.append((tag.removesuffix("_aarch64"), archs, "aarch64" if tag.endswith("_aarch64") else "x86_64"))
+                rows.append(
+                    (tag.removesuffix("_aarch64"), archs, "aarch64" if tag.endswith("_aarch64") else "x86_64")
+                )
         for tag, archs, machine in rows:
             cuda = _cuda_of_tag(tag)
             items = archs.split(";")
-            sass, ptx = [a.removesuffix("+PTX") for a in items], [a.removesuffix("+PTX") for a in items if a.endswith("+PTX")]
+            sass, ptx = (
+                [a.removesuffix("+PTX") for a in items],
+                [a.removesuffix("+PTX") for a in items if a.endswith("+PTX")],
+            )
             for release in _expand(span):
-                builds = [b for b in ours["builds"] if b["cuda"] == cuda and b["machine"] == machine
-                          and SpecifierSet(b["torch"]).contains(f"{release}.0")]
+                builds = [
+                    b
+                    for b in ours["builds"]
+                    if b["cuda"] == cuda
+                    and b["machine"] == machine
+                    and SpecifierSet(b["torch"]).contains(f"{release}.0")
+                ]
                 n += 1
                 mine = (builds[0]["sass"], builds[0]["ptx"]) if len(builds) == 1 else f"{len(builds)} rows"
                 if mine != (sass, ptx):
@@ -164,8 +197,12 @@ def arch_disagreements(ours: dict, reference: dict) -> tuple[list, int]:
 
 
 # ---------------------------------------------------------------- engine pins
-_CATEGORY_NAMES = {"huggingface_hub": "huggingface-hub", "torch_extra": "torch", "accelerate_extra": "accelerate",
-                   "flashinfer": "flashinfer-python"}
+_CATEGORY_NAMES = {
+    "huggingface_hub": "huggingface-hub",
+    "torch_extra": "torch",
+    "accelerate_extra": "accelerate",
+    "flashinfer": "flashinfer-python",
+}
 _NOT_DEPENDENCIES = {"vllm", "sglang", "requires_python", "wheel", "source", "pins"}
 
 
@@ -188,7 +225,9 @@ def pin_disagreements(ours: dict, package: str, reference: list[dict]) -> tuple[
             continue
         n += 1
         if SpecifierSet(ref["requires_python"]) != SpecifierSet(mine["requires_python"] or ""):
-            out.append((f"{package} {version} Requires-Python", ref["requires_python"], mine["requires_python"]))
+            out.append(
+                (f"{package} {version} Requires-Python", ref["requires_python"], mine["requires_python"])
+            )
         if "pins" in ref:  # one flat list: every dependency it names is stated
             theirs = _by_name(ref["pins"])
             stated = set(theirs)
@@ -203,7 +242,13 @@ def pin_disagreements(ours: dict, package: str, reference: list[dict]) -> tuple[
             if name in stated:
                 n += 1
                 if theirs.get(name, set()) != specs:
-                    out.append((f"{package} {version} requires {name}", sorted(theirs.get(name, set())), sorted(specs)))
+                    out.append(
+                        (
+                            f"{package} {version} requires {name}",
+                            sorted(theirs.get(name, set())),
+                            sorted(specs),
+                        )
+                    )
     return out, n
 
 
@@ -226,26 +271,40 @@ REFERENCE_ERRORS = {
 
 def _beyond_reference_errors(out: list) -> list:
     def known(o) -> bool:
-        return isinstance(o[1], set) and isinstance(o[2], set) and (o[0], "".join(sorted(o[1] ^ o[2]))) in REFERENCE_ERRORS
+        return (
+            isinstance(o[1], set)
+            and isinstance(o[2], set)
+            and (o[0], "".join(sorted(o[1] ^ o[2]))) in REFERENCE_ERRORS
+        )
 
     return [o for o in out if not known(o)]
 
 
 def test_torch_release_matrix_and_default_wheels_agree():
-    out, n = release_disagreements(load(DATA, "torch_releases.json"), load(REFERENCE, "torch_release_matrix.json"),
-                                   load(REFERENCE, "torch_pypi_default_cuda.json"))
+    out, n = release_disagreements(
+        load(DATA, "torch_releases.json"),
+        load(REFERENCE, "torch_release_matrix.json"),
+        load(REFERENCE, "torch_pypi_default_cuda.json"),
+    )
     assert [o[0] for o in out] == ["torch 2.13 Python window", "torch 2.14 Python window"]
     assert _beyond_reference_errors(out) == [] and n >= 150
 
 
 def test_compiled_architectures_agree():
-    out, n = arch_disagreements(load(DATA, "torch_arch_lists.json"), load(REFERENCE, "torch_cuda_arch_lists.json"))
+    out, n = arch_disagreements(
+        load(DATA, "torch_arch_lists.json"), load(REFERENCE, "torch_cuda_arch_lists.json")
+    )
     assert out == [] and n >= 40
 
 
-@pytest.mark.parametrize("package, reference, at_least", [
-    ("vllm", "vllm_pins.json", 250), ("sglang", "sglang_pins.json", 100), ("transformers", "transformers_pins.json", 150),
-])
+@pytest.mark.parametrize(
+    "package, reference, at_least",
+    [
+        ("vllm", "vllm_pins.json", 250),
+        ("sglang", "sglang_pins.json", 100),
+        ("transformers", "transformers_pins.json", 150),
+    ],
+)
 def test_engine_pins_agree(package, reference, at_least):
     out, n = pin_disagreements(load(DATA, "package_pins.json"), package, load(REFERENCE, reference))
     assert out == [] and n >= at_least
@@ -260,7 +319,11 @@ def test_the_comparisons_notice_a_planted_difference():
 
     releases = copy.deepcopy(load(DATA, "torch_releases.json"))
     next(r for r in releases["releases"] if r["torch"] == "2.7")["min_glibc"] = None
-    out, _ = release_disagreements(releases, load(REFERENCE, "torch_release_matrix.json"), load(REFERENCE, "torch_pypi_default_cuda.json"))
+    out, _ = release_disagreements(
+        releases,
+        load(REFERENCE, "torch_release_matrix.json"),
+        load(REFERENCE, "torch_pypi_default_cuda.json"),
+    )
     assert _beyond_reference_errors(out) == [("torch 2.7 glibc floor (manylinux_2_28)", "2.28", None)]
 
     archs = copy.deepcopy(load(DATA, "torch_arch_lists.json"))

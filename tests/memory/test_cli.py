@@ -13,7 +13,9 @@ STACKCHECK = Path(sys.executable).with_name("stackcheck")
 
 
 def sc(*args, **kw):
-    return subprocess.run([str(STACKCHECK), "memory", *map(str, args)], capture_output=True, text=True, timeout=60, **kw)
+    return subprocess.run(
+        [str(STACKCHECK), "memory", *map(str, args)], capture_output=True, text=True, timeout=60, **kw
+    )
 
 
 def test_json_breakdown_and_exit_codes():
@@ -22,7 +24,13 @@ def test_json_breakdown_and_exit_codes():
     doc = json.loads(ok.stdout)
     assert doc["parameters"]["total"] == 7_615_616_512
     assert doc["verdict"] == "fits"
-    assert {t["name"] for t in doc["terms"]} >= {"weights", "kv_cache", "activations", "logits", "runtime_overhead"}
+    assert {t["name"] for t in doc["terms"]} >= {
+        "weights",
+        "kv_cache",
+        "activations",
+        "logits",
+        "runtime_overhead",
+    }
     assert all(t["formula"] and t["assumption"] for t in doc["terms"])
     assert doc["serving"]["max_tokens"] > 0
     no = sc("--config", CONFIGS / "Qwen2.5-7B.json", "--mode", "train", "--gpu", "H100", "--json")
@@ -39,8 +47,23 @@ def test_text_output_names_terms_and_verdict():
 
 
 def test_explicit_sizes_match_the_config():
-    r = sc("--hidden-size", 896, "--layers", 24, "--heads", 14, "--kv-heads", 2, "--intermediate-size", 4864,
-           "--vocab-size", 151936, "--tied", "--qkv-bias", "--json")
+    r = sc(
+        "--hidden-size",
+        896,
+        "--layers",
+        24,
+        "--heads",
+        14,
+        "--kv-heads",
+        2,
+        "--intermediate-size",
+        4864,
+        "--vocab-size",
+        151936,
+        "--tied",
+        "--qkv-bias",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["parameters"]["total"] == 494_032_768
 
@@ -51,7 +74,10 @@ def test_explicit_sizes_match_the_config():
         (b'{"hidden_size": 64, "num_hidden_layers": 2', "truncated"),
         (b"\x00\x01\xff garbage", "bad.json"),
         (b'{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}', "vocab_size"),
-        (b'{"hidden_size": -3, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 9}', "hidden_size"),
+        (
+            b'{"hidden_size": -3, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 9}',
+            "hidden_size",
+        ),
         (b"[]", "JSON object"),
     ],
 )

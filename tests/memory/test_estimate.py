@@ -34,7 +34,11 @@ def test_weights_exact(worked, key):
     for dtype, ref_key in (("fp32", "fp32"), ("bf16", "bf16"), ("fp8", "int8")):
         r = run(MODELS[key], dtype=dtype)
         assert next(t.bytes for t in r.terms if t.name == "weights") == ref["weights_bytes"][ref_key]
-    assert close(run(MODELS[key]).cross_checks["eleutherai_inference_1.2x_weights_gib"], ref["eleuther_inference_GiB_bf16_x1.2"], 3)
+    assert close(
+        run(MODELS[key]).cross_checks["eleutherai_inference_1.2x_weights_gib"],
+        ref["eleuther_inference_GiB_bf16_x1.2"],
+        3,
+    )
 
 
 @pytest.mark.parametrize("key", sorted(MODELS))
@@ -52,17 +56,33 @@ def test_training_states(worked, key):
     states = sum(term(full, n) for n in ("weights", "gradients", "optimizer_states"))
     assert close(states, ref["train_GiB_16B_per_param"], 2)
     eight = run(MODELS[key], mode="train", seq_len=2048, optimizer="adamw8bit")
-    assert close(sum(term(eight, n) for n in ("weights", "gradients", "optimizer_states")), ref["train_GiB_8bit_adam_(2w+2g+6opt)"], 2)
+    assert close(
+        sum(term(eight, n) for n in ("weights", "gradients", "optimizer_states")),
+        ref["train_GiB_8bit_adam_(2w+2g+6opt)"],
+        2,
+    )
     # fp32 training is 4 + 4 + 8 = 16 B/param too
     fp32 = run(MODELS[key], mode="train", dtype="fp32", seq_len=2048)
-    assert close(sum(term(fp32, n) for n in ("weights", "gradients", "optimizer_states")), ref["train_GiB_16B_per_param"], 2)
+    assert close(
+        sum(term(fp32, n) for n in ("weights", "gradients", "optimizer_states")),
+        ref["train_GiB_16B_per_param"],
+        2,
+    )
 
 
 @pytest.mark.parametrize("key", sorted(MODELS))
 def test_activations_and_logits(worked, key):
     ref = worked[key]
-    assert close(term(run(MODELS[key], mode="train", seq_len=2048), "activations"), ref["act_GiB_flashattn_like_34sbhL_s2048_b1"], 2)
-    assert close(term(run(MODELS[key], mode="train", seq_len=2048, attention="eager"), "activations"), ref["act_GiB_noRecompute_s2048_b1"], 2)
+    assert close(
+        term(run(MODELS[key], mode="train", seq_len=2048), "activations"),
+        ref["act_GiB_flashattn_like_34sbhL_s2048_b1"],
+        2,
+    )
+    assert close(
+        term(run(MODELS[key], mode="train", seq_len=2048, attention="eager"), "activations"),
+        ref["act_GiB_noRecompute_s2048_b1"],
+        2,
+    )
     ckpt = run(MODELS[key], mode="train", seq_len=2048, gradient_checkpointing=True)
     assert close(term(ckpt, "activations"), ref["act_GiB_fullRecompute_2sbhL_s2048_b1"], 3)
     assert close(term(ckpt, "logits"), ref["logits_GiB_fp32_s2048_b1"], 2 if "7B" in key else 3)
@@ -71,9 +91,13 @@ def test_activations_and_logits(worked, key):
 @pytest.mark.parametrize("key", sorted(MODELS))
 def test_lora_and_qlora_base(worked, key):
     ref = worked[key]
-    assert close(term(run(MODELS[key], mode="lora"), "weights"), ref["lora_base_bf16_GiB"], 2 if "7B" in key else 2)
+    assert close(
+        term(run(MODELS[key], mode="lora"), "weights"), ref["lora_base_bf16_GiB"], 2 if "7B" in key else 2
+    )
     # the reference QLoRA figure is an approximation: hold it to 1 %
-    assert term(run(MODELS[key], mode="qlora"), "weights") == pytest.approx(ref["qlora_base_nf4_GiB_approx"], rel=0.01)
+    assert term(run(MODELS[key], mode="qlora"), "weights") == pytest.approx(
+        ref["qlora_base_nf4_GiB_approx"], rel=0.01
+    )
     lora = run(MODELS[key], mode="lora", lora_rank=8, lora_targets=["q", "v"])
     adapters = next(t for t in lora.terms if t.name == "adapter_weights")
     arch = from_config(load_config(MODELS[key]))
@@ -94,12 +118,20 @@ def test_zero_stages_shard_states():
     assert plain.total_bytes > z1.total_bytes > z2.total_bytes > z3.total_bytes
 
 
-@pytest.mark.parametrize("key, activation", [("Qwen2.5-0.5B-Instruct", 5.56), ("Qwen2.5-7B(-Instruct)", 4.76)])
+@pytest.mark.parametrize(
+    "key, activation", [("Qwen2.5-0.5B-Instruct", 5.56), ("Qwen2.5-7B(-Instruct)", 4.76)]
+)
 def test_vllm_budget_example(worked, key, activation):
     """FACTS.md §6b: H100 79.18 GiB, util 0.9, activation and non-torch from the llm-d table."""
     ref = worked[key]
-    r = run(MODELS[key], mode="serve", gpu_memory_bytes=parse_size("79.18GiB"), serve_activation_bytes=int(activation * GIB),
-            serve_non_torch_bytes=int(0.13 * GIB), seq_len=32768)
+    r = run(
+        MODELS[key],
+        mode="serve",
+        gpu_memory_bytes=parse_size("79.18GiB"),
+        serve_activation_bytes=int(activation * GIB),
+        serve_non_torch_bytes=int(0.13 * GIB),
+        seq_len=32768,
+    )
     assert close(r.serving.kv_budget_bytes / GIB, ref["vllm_example_H100_util0.9_kv_GiB"], 2)
     assert r.serving.max_tokens == pytest.approx(ref["vllm_example_H100_util0.9_kv_tokens"], rel=1e-4)
     assert r.serving.max_tokens % 16 == 0
@@ -127,12 +159,29 @@ def test_fit_boundary_is_exact():
 
 
 def test_real_gpus():
-    assert run("Qwen2.5-7B", mode="train", gpu_memory_bytes=find_gpu("h100").memory_bytes).verdict == "does-not-fit"
-    assert run("Qwen2.5-7B", mode="qlora", seq_len=2048, gradient_checkpointing=True,
-               gpu_memory_bytes=find_gpu("T4").memory_bytes).verdict == "fits"
+    assert (
+        run("Qwen2.5-7B", mode="train", gpu_memory_bytes=find_gpu("h100").memory_bytes).verdict
+        == "does-not-fit"
+    )
+    assert (
+        run(
+            "Qwen2.5-7B",
+            mode="qlora",
+            seq_len=2048,
+            gradient_checkpointing=True,
+            gpu_memory_bytes=find_gpu("T4").memory_bytes,
+        ).verdict
+        == "fits"
+    )
     assert run("Qwen3-30B-A3B", gpu_memory_bytes=find_gpu("A100-80GB").memory_bytes).verdict == "fits"
-    assert run("Mixtral-8x7B-v0.1", gpu_memory_bytes=find_gpu("A100-80GB").memory_bytes).verdict == "does-not-fit"
-    assert run("Mixtral-8x7B-v0.1", quant="int4", gpu_memory_bytes=find_gpu("A100-80GB").memory_bytes).verdict == "fits"
+    assert (
+        run("Mixtral-8x7B-v0.1", gpu_memory_bytes=find_gpu("A100-80GB").memory_bytes).verdict
+        == "does-not-fit"
+    )
+    assert (
+        run("Mixtral-8x7B-v0.1", quant="int4", gpu_memory_bytes=find_gpu("A100-80GB").memory_bytes).verdict
+        == "fits"
+    )
 
 
 def test_quantization_overheads():
@@ -174,22 +223,28 @@ def test_sizes_and_gpu_names():
         find_gpu("TPUv5")
 
 
-_workloads = st.fixed_dictionaries({
-    "mode": st.sampled_from(["infer", "serve", "train", "lora", "qlora"]),
-    "dtype": st.sampled_from(["fp32", "bf16", "fp16", "fp8"]),
-    "seq_len": st.integers(1, 65536),
-    "batch": st.integers(1, 16),
-    "concurrency": st.integers(1, 64),
-    "gradient_checkpointing": st.booleans(),
-    "optimizer": st.sampled_from(["adamw", "adamw8bit", "sgd"]),
-    "gpus": st.integers(1, 8),
-    "zero": st.integers(0, 3),
-    "lora_rank": st.integers(1, 256),
-})
+_workloads = st.fixed_dictionaries(
+    {
+        "mode": st.sampled_from(["infer", "serve", "train", "lora", "qlora"]),
+        "dtype": st.sampled_from(["fp32", "bf16", "fp16", "fp8"]),
+        "seq_len": st.integers(1, 65536),
+        "batch": st.integers(1, 16),
+        "concurrency": st.integers(1, 64),
+        "gradient_checkpointing": st.booleans(),
+        "optimizer": st.sampled_from(["adamw", "adamw8bit", "sgd"]),
+        "gpus": st.integers(1, 8),
+        "zero": st.integers(0, 3),
+        "lora_rank": st.integers(1, 256),
+    }
+)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(["Qwen2.5-0.5B", "Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B", "Llama-3.2-3B"]), _workloads, st.integers(1, 200))
+@given(
+    st.sampled_from(["Qwen2.5-0.5B", "Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B", "Llama-3.2-3B"]),
+    _workloads,
+    st.integers(1, 200),
+)
 def test_random_workloads_are_consistent(name, kw, memory_gib):
     """Every term is non-negative, the total is their sum, and more memory never un-fits."""
     r = run(name, gpu_memory_bytes=memory_gib * GIB, **kw)

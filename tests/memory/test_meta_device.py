@@ -36,7 +36,10 @@ def _shrunk(name: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["Qwen2.5-0.5B", "Qwen2.5-7B", "Llama-3.2-3B", "Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B", "Mixtral-8x7B-v0.1"])
+@pytest.mark.parametrize(
+    "name",
+    ["Qwen2.5-0.5B", "Qwen2.5-7B", "Llama-3.2-3B", "Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B", "Mixtral-8x7B-v0.1"],
+)
 def test_matches_meta_device_model(name):
     cfg = _shrunk(name)
     assert count_parameters(from_config(cfg, name)).total == _meta_count(cfg)
@@ -51,11 +54,25 @@ def test_full_size_qwen_0_5b_on_meta_device():
 @pytest.mark.slow
 def test_deepseek_v3_on_meta_device():
     cfg = {
-        "model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
-        "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 96, "moe_intermediate_size": 16,
-        "n_routed_experts": 8, "n_shared_experts": 2, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
-        "q_lora_rank": 24, "kv_lora_rank": 32, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8,
-        "n_group": 2, "topk_group": 1,
+        "model_type": "deepseek_v3",
+        "hidden_size": 64,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "vocab_size": 100,
+        "intermediate_size": 96,
+        "moe_intermediate_size": 16,
+        "n_routed_experts": 8,
+        "n_shared_experts": 2,
+        "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1,
+        "q_lora_rank": 24,
+        "kv_lora_rank": 32,
+        "qk_nope_head_dim": 8,
+        "qk_rope_head_dim": 4,
+        "v_head_dim": 8,
+        "n_group": 2,
+        "topk_group": 1,
     }
     assert count_parameters(from_config(cfg)).total == _meta_count(cfg)
 
@@ -65,17 +82,50 @@ def test_deepseek_v3_on_meta_device():
     "cfg",
     [
         # Gemma: tied by default (no tie_word_embeddings key), MQA, head_dim ≠ hidden/heads
-        dict(model_type="gemma", hidden_size=2048, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=1,
-             head_dim=256, intermediate_size=16384, vocab_size=256000),
+        dict(
+            model_type="gemma",
+            hidden_size=2048,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+            num_key_value_heads=1,
+            head_dim=256,
+            intermediate_size=16384,
+            vocab_size=256000,
+        ),
         # Gemma 2: four norms per layer
-        dict(model_type="gemma2", hidden_size=2304, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=4,
-             head_dim=256, intermediate_size=9216, vocab_size=256000),
+        dict(
+            model_type="gemma2",
+            hidden_size=2304,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+            num_key_value_heads=4,
+            head_dim=256,
+            intermediate_size=9216,
+            vocab_size=256000,
+        ),
         # Gemma 3 text: four norms per layer + q/k norms
-        dict(model_type="gemma3_text", hidden_size=1152, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
-             head_dim=256, intermediate_size=6912, vocab_size=262144),
+        dict(
+            model_type="gemma3_text",
+            hidden_size=1152,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=256,
+            intermediate_size=6912,
+            vocab_size=262144,
+        ),
         # Llama with every bias switched on
-        dict(model_type="llama", hidden_size=256, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
-             intermediate_size=512, vocab_size=1000, attention_bias=True, mlp_bias=True),
+        dict(
+            model_type="llama",
+            hidden_size=256,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            intermediate_size=512,
+            vocab_size=1000,
+            attention_bias=True,
+            mlp_bias=True,
+        ),
     ],
     ids=["gemma", "gemma2", "gemma3_text", "llama-biases"],
 )

@@ -5,7 +5,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stackcheck.errors import InputError
-from stackcheck.memory.architecture import count_parameters, from_config, kv_elements_per_token, linear_modules
+from stackcheck.memory.architecture import (
+    count_parameters,
+    from_config,
+    kv_elements_per_token,
+    linear_modules,
+)
 
 from .conftest import load_config
 
@@ -33,7 +38,10 @@ def test_total_matches_published(name):
         assert abs(counts.active - active) < 0.1e9
     # the parts add up, and the Linear shapes LoRA sees are the counted linear weights
     assert counts.attention + counts.mlp + counts.norms + counts.embedding + counts.lm_head == counts.total
-    assert sum(i * o * n for layer in range(arch.layers) for _, i, o, n in linear_modules(arch, layer)) == counts.linear
+    assert (
+        sum(i * o * n for layer in range(arch.layers) for _, i, o, n in linear_modules(arch, layer))
+        == counts.linear
+    )
 
 
 def test_worked_example_split(worked):
@@ -53,26 +61,47 @@ def test_qwen2_has_qkv_bias_and_llama_none():
     diff = count_parameters(from_config(qwen)).total - count_parameters(from_config(llama_like)).total
     assert diff == 24 * (896 + 2 * 128)  # q, k, v biases per layer
     with_bias = {**llama_like, "attention_bias": True}
-    assert count_parameters(from_config(with_bias)).total - count_parameters(from_config(llama_like)).total == 24 * (896 + 2 * 128 + 896)
+    assert count_parameters(from_config(with_bias)).total - count_parameters(
+        from_config(llama_like)
+    ).total == 24 * (896 + 2 * 128 + 896)
 
 
 def test_tied_embeddings_counted_once():
     cfg = load_config("Llama-3.2-3B")
     untied = {**cfg, "tie_word_embeddings": False}
-    assert count_parameters(from_config(untied)).total - count_parameters(from_config(cfg)).total == 128256 * 3072
+    assert (
+        count_parameters(from_config(untied)).total - count_parameters(from_config(cfg)).total
+        == 128256 * 3072
+    )
 
 
 def test_gqa_kv_cache_per_token(worked):
     for key, name in (("Qwen2.5-0.5B-Instruct", "Qwen2.5-0.5B"), ("Qwen2.5-7B(-Instruct)", "Qwen2.5-7B")):
-        assert kv_elements_per_token(from_config(load_config(name))) * 2 == worked[key]["kv_bytes_per_token_bf16"]
+        assert (
+            kv_elements_per_token(from_config(load_config(name))) * 2
+            == worked[key]["kv_bytes_per_token_bf16"]
+        )
 
 
 def test_deepseek_mla_and_shared_experts_layout():
     cfg = {
-        "model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
-        "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 96, "moe_intermediate_size": 16,
-        "n_routed_experts": 8, "n_shared_experts": 2, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
-        "q_lora_rank": 24, "kv_lora_rank": 32, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8,
+        "model_type": "deepseek_v3",
+        "hidden_size": 64,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "vocab_size": 100,
+        "intermediate_size": 96,
+        "moe_intermediate_size": 16,
+        "n_routed_experts": 8,
+        "n_shared_experts": 2,
+        "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1,
+        "q_lora_rank": 24,
+        "kv_lora_rank": 32,
+        "qk_nope_head_dim": 8,
+        "qk_rope_head_dim": 4,
+        "v_head_dim": 8,
     }
     arch = from_config(cfg)
     assert arch.sparse_layers == (1, 2) and arch.is_mla
@@ -90,10 +119,34 @@ def test_deepseek_mla_and_shared_experts_layout():
     [
         ({}, "hidden_size"),
         ({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}, "vocab_size"),
-        ({"hidden_size": "64", "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10}, "hidden_size"),
-        ({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10}, "num_key_value_heads"),
-        ({"hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4, "vocab_size": 10}, "num_hidden_layers"),
-        ({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10}, "num_local_experts"),
+        (
+            {"hidden_size": "64", "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10},
+            "hidden_size",
+        ),
+        (
+            {
+                "hidden_size": 64,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 3,
+                "vocab_size": 10,
+            },
+            "num_key_value_heads",
+        ),
+        (
+            {"hidden_size": 64, "num_hidden_layers": 0, "num_attention_heads": 4, "vocab_size": 10},
+            "num_hidden_layers",
+        ),
+        (
+            {
+                "model_type": "mixtral",
+                "hidden_size": 64,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "vocab_size": 10,
+            },
+            "num_local_experts",
+        ),
         ([1, 2], "JSON object"),
     ],
 )
@@ -111,7 +164,9 @@ _dims = st.fixed_dictionaries(
         "inter": st.integers(1, 4096),
         "vocab": st.integers(1, 200_000),
         "tied": st.booleans(),
-        "model_type": st.sampled_from(["llama", "qwen2", "qwen3", "mistral", "qwen2_moe", "qwen3_moe", "mixtral", "somethingnew"]),
+        "model_type": st.sampled_from(
+            ["llama", "qwen2", "qwen3", "mistral", "qwen2_moe", "qwen3_moe", "mixtral", "somethingnew"]
+        ),
         "experts": st.integers(1, 64),
         "moe_inter": st.integers(1, 1024),
     }
@@ -122,11 +177,20 @@ def _config(d: dict, layers: int | None = None, hidden_mult: int = 1) -> dict:
     kv = d["heads"]
     heads = kv * d["group"]
     return {
-        "model_type": d["model_type"], "hidden_size": heads * d["head_dim"] * hidden_mult, "head_dim": d["head_dim"],
-        "num_hidden_layers": layers or d["layers"], "num_attention_heads": heads, "num_key_value_heads": kv,
-        "intermediate_size": d["inter"], "vocab_size": d["vocab"], "tie_word_embeddings": d["tied"],
-        "num_experts": d["experts"], "num_local_experts": d["experts"], "moe_intermediate_size": d["moe_inter"],
-        "num_experts_per_tok": 1, "shared_expert_intermediate_size": d["moe_inter"],
+        "model_type": d["model_type"],
+        "hidden_size": heads * d["head_dim"] * hidden_mult,
+        "head_dim": d["head_dim"],
+        "num_hidden_layers": layers or d["layers"],
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "intermediate_size": d["inter"],
+        "vocab_size": d["vocab"],
+        "tie_word_embeddings": d["tied"],
+        "num_experts": d["experts"],
+        "num_local_experts": d["experts"],
+        "moe_intermediate_size": d["moe_inter"],
+        "num_experts_per_tok": 1,
+        "shared_expert_intermediate_size": d["moe_inter"],
     }
 
 
@@ -141,12 +205,35 @@ def test_count_is_monotone_in_layers_and_hidden(d, extra):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.dictionaries(
-    st.sampled_from(["model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-                     "vocab_size", "intermediate_size", "head_dim", "num_experts", "num_local_experts",
-                     "moe_intermediate_size", "tie_word_embeddings", "mlp_only_layers", "decoder_sparse_step"]),
-    st.one_of(st.integers(-2, 300), st.booleans(), st.text(max_size=5), st.none(), st.lists(st.integers(0, 4), max_size=3)),
-))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "model_type",
+                "hidden_size",
+                "num_hidden_layers",
+                "num_attention_heads",
+                "num_key_value_heads",
+                "vocab_size",
+                "intermediate_size",
+                "head_dim",
+                "num_experts",
+                "num_local_experts",
+                "moe_intermediate_size",
+                "tie_word_embeddings",
+                "mlp_only_layers",
+                "decoder_sparse_step",
+            ]
+        ),
+        st.one_of(
+            st.integers(-2, 300),
+            st.booleans(),
+            st.text(max_size=5),
+            st.none(),
+            st.lists(st.integers(0, 4), max_size=3),
+        ),
+    )
+)
 def test_random_configs_count_or_fail_cleanly(cfg):
     """Never a traceback: a count, or an InputError naming what is wrong."""
     try:

@@ -45,9 +45,16 @@ def test_active_parameters_are_exact(name):
 def test_router_weights_count_in_active_parameters():
     """A tiny Mixtral: 2 layers, hidden 8, 4 experts of width 16, 2 per token."""
     cfg = {
-        "model_type": "mixtral", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2,
-        "num_key_value_heads": 1, "vocab_size": 10, "intermediate_size": 16, "num_local_experts": 4,
-        "num_experts_per_tok": 2, "tie_word_embeddings": False,
+        "model_type": "mixtral",
+        "hidden_size": 8,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "vocab_size": 10,
+        "intermediate_size": 16,
+        "num_local_experts": 4,
+        "num_experts_per_tok": 2,
+        "tie_word_embeddings": False,
     }
     counts = count_parameters(from_config(cfg))
     attention = 8 * 8 + 2 * 8 * 4 + 8 * 8  # q, k+v (one kv head of dim 4), o

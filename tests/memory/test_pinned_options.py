@@ -15,8 +15,15 @@ L, H, I, KV_HEADS, HEAD_DIM, V = 24, 896, 4864, 2, 64, 151_936
 KV_PER_TOKEN = 2 * L * KV_HEADS * HEAD_DIM  # elements: K and V of every layer
 GIB = 1024**3
 # (in, out) of the seven Linear layers of one decoder layer: q, k, v, o, gate, up, down
-LINEARS = {"q": (H, H), "k": (H, KV_HEADS * HEAD_DIM), "v": (H, KV_HEADS * HEAD_DIM), "o": (H, H),
-           "gate": (H, I), "up": (H, I), "down": (I, H)}
+LINEARS = {
+    "q": (H, H),
+    "k": (H, KV_HEADS * HEAD_DIM),
+    "v": (H, KV_HEADS * HEAD_DIM),
+    "o": (H, H),
+    "gate": (H, I),
+    "up": (H, I),
+    "down": (I, H),
+}
 
 
 @pytest.fixture
@@ -49,12 +56,17 @@ def test_seq_len_scales_kv_cache_and_activations(memory):
     assert short["kv_cache"] == KV_PER_TOKEN * 2 * 1024 == base["kv_cache"] // 4
     assert short["activations"] == 1024 * (2 * H + 3 * I) * 2 == base["activations"] // 4
     assert {k: v for k, v in short.items() if k not in ("kv_cache", "activations")} == {
-        k: v for k, v in base.items() if k not in ("kv_cache", "activations")}
+        k: v for k, v in base.items() if k not in ("kv_cache", "activations")
+    }
 
 
 def test_batch_scales_kv_activations_and_logits(memory):
     base, four = memory()["bytes"], memory("--batch", 4)["bytes"]
-    assert (four["kv_cache"], four["activations"], four["logits"]) == (4 * base["kv_cache"], 4 * base["activations"], 4 * V * 4)
+    assert (four["kv_cache"], four["activations"], four["logits"]) == (
+        4 * base["kv_cache"],
+        4 * base["activations"],
+        4 * V * 4,
+    )
     assert four["weights"] == base["weights"]
 
 
@@ -87,7 +99,11 @@ def test_optimizer_states_per_parameter(memory, optimizer, per_param):
 
 def test_zero3_shards_weights_gradients_and_optimizer_over_gpus(memory):
     doc = memory("--mode", "train", "--gpus", 4, "--zero", 3)["bytes"]
-    assert (doc["weights"], doc["gradients"], doc["optimizer_states"]) == (2 * P // 4, 2 * P // 4, 12 * P // 4)
+    assert (doc["weights"], doc["gradients"], doc["optimizer_states"]) == (
+        2 * P // 4,
+        2 * P // 4,
+        12 * P // 4,
+    )
 
 
 def _lora_params(rank: int, targets=tuple(LINEARS)) -> int:
@@ -100,13 +116,20 @@ def _lora_params(rank: int, targets=tuple(LINEARS)) -> int:
         ((), _lora_params(16)),
         (("--lora-rank", 8), _lora_params(8)),
         (("--lora-targets", "q,v"), _lora_params(16, ("q", "v"))),
-        (("--lora-rank", 4, "--lora-targets", "q_proj,k_proj,v_proj,o_proj"), _lora_params(4, ("q", "k", "v", "o"))),
+        (
+            ("--lora-rank", 4, "--lora-targets", "q_proj,k_proj,v_proj,o_proj"),
+            _lora_params(4, ("q", "k", "v", "o")),
+        ),
     ],
 )
 def test_lora_rank_and_targets_size_the_adapters(memory, args, params):
     """Adapters A (r×in) and B (out×r) per targeted Linear, trained in fp32 with AdamW."""
     doc = memory("--mode", "lora", *args)["bytes"]
-    assert (doc["adapter_weights"], doc["gradients"], doc["optimizer_states"]) == (4 * params, 4 * params, 8 * params)
+    assert (doc["adapter_weights"], doc["gradients"], doc["optimizer_states"]) == (
+        4 * params,
+        4 * params,
+        8 * params,
+    )
     assert doc["weights"] == 2 * P  # the frozen base
     assert _lora_params(16) == 8_798_208
 

@@ -17,8 +17,14 @@ def make_venv(root: Path, with_ipykernel: bool) -> Path:
     venv.create(root, with_pip=False, symlinks=os.name != "nt")
     python = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if with_ipykernel:
-        site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   capture_output=True, text=True, check=True).stdout.strip())
+        site = Path(
+            subprocess.run(
+                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        )
         (site / "ipykernel").mkdir(parents=True)
         (site / "ipykernel" / "__init__.py").write_text("")
         (site / "ipykernel_launcher.py").write_text("raise SystemExit('stub')\n")
@@ -46,8 +52,14 @@ def jupyter(tmp_path, monkeypatch):
 
         @staticmethod
         def run(*args, cwd=None):
-            return subprocess.run([str(STACKCHECK), "kernel", *map(str, args)], capture_output=True, text=True,
-                                  env=env, cwd=cwd, timeout=120)
+            return subprocess.run(
+                [str(STACKCHECK), "kernel", *map(str, args)],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=cwd,
+                timeout=120,
+            )
 
         @staticmethod
         def spec(name: str, where: Path | None = None) -> dict:

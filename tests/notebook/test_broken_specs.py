@@ -157,8 +157,19 @@ def test_register_refusal_names_the_unreadable_spec_and_force_replaces_it(jupyte
     assert refused.returncode == 1
     assert refused.stderr == (
         f"stackcheck: refused: kernel {name!r} ({path}) is unreadable ({BROKEN[name][1]}); replace it: "
-        + command("stackcheck", "kernel", "register", "--name", name, "--python", str(kernel_python),
-                  "--data-dir", str(jupyter.data), "--force") + "\n"
+        + command(
+            "stackcheck",
+            "kernel",
+            "register",
+            "--name",
+            name,
+            "--python",
+            str(kernel_python),
+            "--data-dir",
+            str(jupyter.data),
+            "--force",
+        )
+        + "\n"
     )
     forced = jupyter.run(
         "register", "--name", name, "--python", kernel_python, "--data-dir", jupyter.data, "--force"
@@ -193,5 +204,7 @@ def test_doctor_kernel_option_names_an_unreadable_spec(jupyter):
         [str(STACKCHECK), "doctor", "--kernel", "empty"], capture_output=True, text=True, env=env, timeout=120
     )
     assert (r.returncode, r.stdout) == (2, "")
-    assert r.stderr == (f"stackcheck: error: kernel 'empty': {path} is unreadable (empty file); "
-                        "see `stackcheck kernel check` for how to fix it\n")
+    assert r.stderr == (
+        f"stackcheck: error: kernel 'empty': {path} is unreadable (empty file); "
+        "see `stackcheck kernel check` for how to fix it\n"
+    )

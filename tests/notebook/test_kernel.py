@@ -38,7 +38,9 @@ def test_register_then_check_ok(jupyter, kernel_python, tmp_path):
     report = json.loads(c.stdout)
     Report(**{k: v for k, v in report.items() if k != "checks"})  # the preflight Report shape
     assert report["kind"] == "kernel" and report["verdict"] == "ok"
-    assert verdicts(report, "proj") == {k: "ok" for k in ("KERN010", "KERN001", "KERN002", "KERN011", "KERN012", "KERN013")}
+    assert verdicts(report, "proj") == {
+        k: "ok" for k in ("KERN010", "KERN001", "KERN002", "KERN011", "KERN012", "KERN013")
+    }
 
 
 def test_repo_importable_from_any_subfolder(jupyter, kernel_python, tmp_path):
@@ -46,12 +48,16 @@ def test_repo_importable_from_any_subfolder(jupyter, kernel_python, tmp_path):
     deep = repo / "notebooks" / "week1"
     deep.mkdir(parents=True)
     (repo / "course_tools.py").write_text("ANSWER = 42\n")
-    assert jupyter.run("register", "--name", "course", "--python", kernel_python, "--repo", repo).returncode == 0
+    assert (
+        jupyter.run("register", "--name", "course", "--python", kernel_python, "--repo", repo).returncode == 0
+    )
     spec = jupyter.spec("course")
     cmd = [spec["argv"][0], "-c", "import course_tools; print(course_tools.ANSWER)"]
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # as Jupyter starts the kernel: the spec's env on top of the server's, cwd = the notebook's folder
-    ran = subprocess.run(cmd, cwd=deep, env={**clean, **spec["env"]}, capture_output=True, text=True, timeout=60)
+    ran = subprocess.run(
+        cmd, cwd=deep, env={**clean, **spec["env"]}, capture_output=True, text=True, timeout=60
+    )
     assert ran.stdout.strip() == "42", ran.stderr
     without = subprocess.run(cmd, cwd=deep, env=clean, capture_output=True, text=True, timeout=60)
     assert without.returncode == 1  # the env entry is what makes it work
@@ -80,11 +86,22 @@ def test_bare_python_kernelspec_is_flagged(jupyter):
     # what a bare python runs depends on who starts the kernel: not judged from this PATH
     assert v["KERN002"] == v["KERN011"] == v["KERN012"] == "skipped"
     finding = next(x for x in report["checks"] if x["id"] == "KERN001")
-    assert "whichever interpreter starts Jupyter" in finding["observed"] and "kernel register" in finding["fix"]
+    assert (
+        "whichever interpreter starts Jupyter" in finding["observed"] and "kernel register" in finding["fix"]
+    )
 
 
 def test_missing_interpreter_is_blocked(jupyter, tmp_path):
-    jupyter.write_spec("gone", [str(tmp_path / "deleted-env" / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"])
+    jupyter.write_spec(
+        "gone",
+        [
+            str(tmp_path / "deleted-env" / "bin" / "python"),
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+        ],
+    )
     c = jupyter.run("check", "gone", "--json")
     assert c.returncode == 1
     v = verdicts(json.loads(c.stdout), "gone")
@@ -106,7 +123,12 @@ def test_force_semantics(jupyter, kernel_python, tmp_path):
     assert jupyter.run("register", "--name", "shared", "--python", kernel_python).returncode == 0
     before = jupyter.spec("shared")
     # same interpreter again: an update, not a conflict
-    assert jupyter.run("register", "--name", "shared", "--python", kernel_python, "--display-name", "New").returncode == 0
+    assert (
+        jupyter.run(
+            "register", "--name", "shared", "--python", kernel_python, "--display-name", "New"
+        ).returncode
+        == 0
+    )
     assert jupyter.spec("shared")["display_name"] == "New"
     refused = jupyter.run("register", "--name", "shared", "--python", other)
     assert refused.returncode == 1
@@ -120,9 +142,19 @@ def test_force_semantics(jupyter, kernel_python, tmp_path):
 
 def test_destinations(jupyter, kernel_python, tmp_path):
     prefix = tmp_path / "prefix"
-    assert jupyter.run("register", "--name", "inprefix", "--python", kernel_python, "--prefix", prefix).returncode == 0
+    assert (
+        jupyter.run(
+            "register", "--name", "inprefix", "--python", kernel_python, "--prefix", prefix
+        ).returncode
+        == 0
+    )
     assert jupyter.spec("inprefix", prefix / "share" / "jupyter")["argv"][0] == str(kernel_python)
-    assert jupyter.run("register", "--name", "onpath", "--python", kernel_python, "--data-dir", jupyter.path).returncode == 0
+    assert (
+        jupyter.run(
+            "register", "--name", "onpath", "--python", kernel_python, "--data-dir", jupyter.path
+        ).returncode
+        == 0
+    )
     assert jupyter.spec("onpath", jupyter.path)["argv"][0] == str(kernel_python)
     # no NAME: every kernel Jupyter sees (the JUPYTER_PATH one, not the stray prefix)
     report = json.loads(jupyter.run("check", "--json").stdout)
@@ -159,13 +191,17 @@ def test_with_profile_judges_the_kernel_environment(jupyter, kernel_python):
     assert report["profile"] == "BASE-CPU"
     profile_checks = [c for c in report["checks"] if (c.get("subject") or "").startswith("kernel prof")]
     assert profile_checks, report["checks"]
-    assert not any(c["id"].startswith("KERN") for c in profile_checks)  # other kernels are not this one's environment
+    assert not any(
+        c["id"].startswith("KERN") for c in profile_checks
+    )  # other kernels are not this one's environment
     assert report["snapshot_digest"].startswith("sha256:")
     assert r.returncode == (1 if report["verdict"] == "blocked" else 0)
 
 
 def test_non_python_kernel_is_not_judged_as_python():
-    spec = Kernelspec(name="ir", path="/x/kernel.json", language="R", argv=["R", "--slave"], interpreter_exists=True)
+    spec = Kernelspec(
+        name="ir", path="/x/kernel.json", language="R", argv=["R", "--slave"], interpreter_exists=True
+    )
     results = judge_kernel(spec, {}, None)
     assert results[0].verdict == "ok"
     assert {r.verdict for r in results[1:]} == {"skipped"}
@@ -187,18 +223,28 @@ def test_ipykernel_own_spec_inside_an_environment_is_fine(jupyter, tmp_path):
     python = make_venv(tmp_path / "env", with_ipykernel=True)
     spec = tmp_path / "env" / "share" / "jupyter" / "kernels" / "envpy" / "kernel.json"
     spec.parent.mkdir(parents=True)
-    spec.write_text(json.dumps({"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                                "display_name": "Python 3", "language": "python"}))
+    spec.write_text(
+        json.dumps(
+            {
+                "argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3",
+                "language": "python",
+            }
+        )
+    )
     report = check_kernels(["envpy"], data_dirs=[str(tmp_path / "env" / "share" / "jupyter")])
     v = {c.id: c.verdict for c in report.checks}
     assert v["KERN001"] == "ok" and v["KERN011"] == "ok" and v["KERN012"] == "ok", report.checks
     assert str(python) in next(c.observed for c in report.checks if c.id == "KERN002")
 
 
-@pytest.mark.parametrize("option, what, below", [
-    ("--data-dir", "a Jupyter data directory for --data-dir", "kernels/k"),
-    ("--prefix", "an environment prefix for --prefix", "share/jupyter/kernels/k"),
-])
+@pytest.mark.parametrize(
+    "option, what, below",
+    [
+        ("--data-dir", "a Jupyter data directory for --data-dir", "kernels/k"),
+        ("--prefix", "an environment prefix for --prefix", "share/jupyter/kernels/k"),
+    ],
+)
 def test_destination_that_is_a_file_is_one_line(jupyter, kernel_python, tmp_path, option, what, below):
     f = tmp_path / "f"
     f.write_text("")

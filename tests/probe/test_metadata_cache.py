@@ -15,8 +15,10 @@ from stackcheck.probe import interpreter
 def write_dist(site, name, version, *requires, module=True):
     d = site / f"{name}-{version}.dist-info"
     d.mkdir(parents=True)
-    (d / "METADATA").write_text("Metadata-Version: 2.1\nName: %s\nVersion: %s\n%s\nbody\n" % (
-        name, version, "".join("Requires-Dist: %s\n" % r for r in requires)))
+    (d / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: %s\nVersion: %s\n%s\nbody\n"
+        % (name, version, "".join("Requires-Dist: %s\n" % r for r in requires))
+    )
     (d / "RECORD").write_text(f"{name}/__init__.py,,\n{d.name}/METADATA,,\n")
     if module:
         (site / name).mkdir(exist_ok=True)

@@ -46,24 +46,51 @@ def truth(torch_python) -> dict:
 
 
 def snapshot_torch(python: str, *args: str) -> dict:
-    done = subprocess.run([str(EXE), "snapshot", "--python", python, "--json", *args], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(EXE), "snapshot", "--python", python, "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["torch"]
 
 
 def test_deep_snapshot_states_what_the_real_torch_says(torch_python, truth):
     sec = snapshot_torch(torch_python, "--deep")
-    assert sec == {"status": "ok", "source": "torch/version.py", "error": None, "deep": True, "deep_error": None, **truth}
+    assert sec == {
+        "status": "ok",
+        "source": "torch/version.py",
+        "error": None,
+        "deep": True,
+        "deep_error": None,
+        **truth,
+    }
 
 
 def test_default_tier_reads_the_same_build_facts_without_device_facts(torch_python, truth):
     sec = snapshot_torch(torch_python)
     build = {k: truth[k] for k in ("version", "cuda", "hip", "git_version", "location")}
-    assert sec == {"status": "ok", "source": "torch/version.py", "error": None, "deep": False, "deep_error": None,
-                   "cuda_available": None, "device_count": None, "arch_list": [], "cudnn_version": None, **build}
+    assert sec == {
+        "status": "ok",
+        "source": "torch/version.py",
+        "error": None,
+        "deep": False,
+        "deep_error": None,
+        "cuda_available": None,
+        "device_count": None,
+        "arch_list": [],
+        "cudnn_version": None,
+        **build,
+    }
 
 
 def test_ci_torch_is_the_cpu_build_of_2_13_0(truth):
     """The version CI pins (.ci/run): a CPU build has no CUDA and no device."""
     assert truth["version"].split("+")[0] == "2.13.0"
-    assert (truth["cuda"], truth["hip"], truth["cuda_available"], truth["device_count"]) == (None, None, False, 0)
+    assert (truth["cuda"], truth["hip"], truth["cuda_available"], truth["device_count"]) == (
+        None,
+        None,
+        False,
+        0,
+    )

@@ -76,7 +76,8 @@ def install(monkeypatch, module):
 
 def test_driver_from_sysfs_then_procfs(fake_fs):
     (fake_fs / "proc_version").write_text(
-        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024\nGCC version:  gcc version 9.4.0\n")
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024\nGCC version:  gcc version 9.4.0\n"
+    )
     looked = []
     assert acc.driver_from_files(looked) == ("470.256.02", "procfs")
     assert looked == [acc.SYSFS_VERSION, acc.PROCFS_VERSION]
@@ -92,7 +93,13 @@ def test_nvml_full_facts(fake_fs, monkeypatch):
     assert sec.status == "ok" and sec.source == "nvml" and sec.error is None
     assert (sec.driver_version, sec.driver_source, sec.cuda_driver_version) == ("580.82.07", "sysfs", "13.0")
     [gpu] = sec.gpus
-    assert (gpu.name, gpu.uuid, gpu.compute_capability, gpu.mig_mode, gpu.visible) == ("NVIDIA H100 80GB HBM3", H100_UUID, "9.0", "disabled", True)
+    assert (gpu.name, gpu.uuid, gpu.compute_capability, gpu.mig_mode, gpu.visible) == (
+        "NVIDIA H100 80GB HBM3",
+        H100_UUID,
+        "9.0",
+        "disabled",
+        True,
+    )
     assert gpu.memory_total_bytes == 81559 * 2**20
     assert mod.state["shutdown"] == 1
 
@@ -108,12 +115,19 @@ def test_no_gpu_anywhere_is_absent_with_looked_for(fake_fs, monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml → ImportError
     sec = acc.collect()
     assert sec.status == "absent" and not sec.gpus
-    assert acc.SYSFS_VERSION in sec.looked_for and any("nvidia-ml-py not installed" in x for x in sec.looked_for)
+    assert acc.SYSFS_VERSION in sec.looked_for and any(
+        "nvidia-ml-py not installed" in x for x in sec.looked_for
+    )
 
 
 @pytest.mark.parametrize(
     ("code", "words"),
-    [(9, "driver is not loaded"), (12, "libnvidia-ml.so.1 not found"), (18, "version mismatch"), (4, "no permission")],
+    [
+        (9, "driver is not loaded"),
+        (12, "libnvidia-ml.so.1 not found"),
+        (18, "version mismatch"),
+        (4, "no permission"),
+    ],
 )
 def test_nvml_error_codes_become_sentences(fake_fs, monkeypatch, code, words):
     install(monkeypatch, fake_pynvml(init_error=code))
@@ -162,14 +176,23 @@ def test_nvidia_smi_fallback_when_nvml_missing_but_driver_present(fake_fs, monke
 
         calls.append(argv)
         if any(a.startswith("--query-gpu") for a in argv):
-            return Completed(0, "0, GPU-6f1a, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n1, GPU-7a2b, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n", "")
-        return Completed(0, "| NVIDIA-SMI 470.256.02   Driver Version: 470.256.02   CUDA Version: 11.4     |\n", "")
+            return Completed(
+                0,
+                "0, GPU-6f1a, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n1, GPU-7a2b, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n",
+                "",
+            )
+        return Completed(
+            0, "| NVIDIA-SMI 470.256.02   Driver Version: 470.256.02   CUDA Version: 11.4     |\n", ""
+        )
 
     monkeypatch.setattr("stackcheck.probe.proc.run", fake_run)
     sec = acc.collect()
     assert sec.status == "ok" and sec.source == "nvidia-smi"
     assert sec.cuda_driver_version == "11.4"
-    assert [(g.index, g.compute_capability, g.mig_mode) for g in sec.gpus] == [(0, "7.0", None), (1, "7.0", None)]
+    assert [(g.index, g.compute_capability, g.mig_mode) for g in sec.gpus] == [
+        (0, "7.0", None),
+        (1, "7.0", None),
+    ]
     assert all(call[0] == "nvidia-smi" for call in calls)
 
 
@@ -190,14 +213,18 @@ def test_old_nvidia_smi_without_compute_cap_field(fake_fs, monkeypatch):
     monkeypatch.setattr("stackcheck.probe.proc.run", fake_run)
     facts = acc.query_nvidia_smi()
     assert facts.error is None and facts.cuda_driver_version == "11.4"
-    assert [(g.name, g.compute_capability, g.memory_total_bytes) for g in facts.gpus] == [("Tesla V100-SXM2-32GB", "", 32510 * 2**20)]
+    assert [(g.name, g.compute_capability, g.memory_total_bytes) for g in facts.gpus] == [
+        ("Tesla V100-SXM2-32GB", "", 32510 * 2**20)
+    ]
     assert len(calls) == 3
 
 
 def test_nvidia_smi_failure_is_explained(fake_fs, monkeypatch):
     from stackcheck.probe.proc import Completed
 
-    monkeypatch.setattr("stackcheck.probe.proc.run", lambda *a, **k: Completed(None, "", "", "not found: nvidia-smi"))
+    monkeypatch.setattr(
+        "stackcheck.probe.proc.run", lambda *a, **k: Completed(None, "", "", "not found: nvidia-smi")
+    )
     assert acc.query_nvidia_smi().error == "nvidia-smi: not found: nvidia-smi"
 
 
@@ -213,7 +240,11 @@ def test_format_cuda_version():
 
 
 def _gpus():
-    return [Gpu(index=0, uuid=H100_UUID), Gpu(index=1, uuid=A100_UUID), Gpu(index=2, uuid="GPU-ffff0000-1111-2222-3333-444455556666")]
+    return [
+        Gpu(index=0, uuid=H100_UUID),
+        Gpu(index=1, uuid=A100_UUID),
+        Gpu(index=2, uuid="GPU-ffff0000-1111-2222-3333-444455556666"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -12,27 +12,37 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stackcheck.probe import ProbeContext
-from stackcheck.probe import environ, git, kernels
+from stackcheck.probe import ProbeContext, environ, git, kernels
 
 
 # ------------------------------------------------------------------ kernels
 def _spec(data_dir, name, argv, language="python", display=None):
     d = data_dir / "kernels" / name
     d.mkdir(parents=True)
-    (d / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": display or name, "language": language}))
+    (d / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": display or name, "language": language})
+    )
     return d / "kernel.json"
 
 
 def test_kernelspecs_resolve_interpreters(tmp_path):
     user, system = tmp_path / "user", tmp_path / "system"
-    _spec(user, "thesis", [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"], display="Python (thesis)")
+    _spec(
+        user,
+        "thesis",
+        [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        display="Python (thesis)",
+    )
     _spec(user, "gone", [str(tmp_path / "deleted-venv" / "bin" / "python"), "-m", "ipykernel_launcher"])
     _spec(system, "python3", ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"])
     _spec(system, "ir", ["R", "--slave", "-e", "IRkernel::main()"], language="R")
     specs = {s.name: s for s in kernels.find_kernelspecs([str(user), str(system)])}
     assert set(specs) == {"thesis", "gone", "python3", "ir"}
-    assert specs["thesis"].interpreter == sys.executable and specs["thesis"].interpreter_exists and not specs["thesis"].bare_python
+    assert (
+        specs["thesis"].interpreter == sys.executable
+        and specs["thesis"].interpreter_exists
+        and not specs["thesis"].bare_python
+    )
     assert specs["thesis"].display_name == "Python (thesis)"
     assert not specs["gone"].interpreter_exists
     bare = specs["python3"]
@@ -86,14 +96,23 @@ SECRETS = {
 
 
 def test_secrets_never_reach_the_section():
-    env = {**SECRETS, "CUDA_VISIBLE_DEVICES": "0,1", "PYTHONPATH": "/opt/ros/humble/lib/python3.10/site-packages",
-           "PIP_INDEX_URL": "https://alice:s3cr3tpass@pypi.internal/simple", "HOME": "/home/me", "EDITOR": "vim"}
+    env = {
+        **SECRETS,
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "PYTHONPATH": "/opt/ros/humble/lib/python3.10/site-packages",
+        "PIP_INDEX_URL": "https://alice:s3cr3tpass@pypi.internal/simple",
+        "HOME": "/home/me",
+        "EDITOR": "vim",
+    }
     variables, redacted = environ.select(env)
     assert set(SECRETS) <= set(redacted)
     for name in SECRETS:
         assert variables[name] == "<redacted>"
     assert variables["CUDA_VISIBLE_DEVICES"] == "0,1" and variables["PYTHONPATH"].startswith("/opt/ros")
-    assert variables["PIP_INDEX_URL"] == "https://<redacted>@pypi.internal/simple" and "PIP_INDEX_URL" in redacted
+    assert (
+        variables["PIP_INDEX_URL"] == "https://<redacted>@pypi.internal/simple"
+        and "PIP_INDEX_URL" in redacted
+    )
     assert "HOME" not in variables and "EDITOR" not in variables
     blob = json.dumps(variables)
     for value in [*SECRETS.values(), "s3cr3tpass"]:
@@ -113,21 +132,40 @@ def test_live_collect_redacts(monkeypatch):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.sampled_from(["HF_TOKEN", "HF_HOME", "PIP_INDEX_URL", "CUDA_HOME", "WANDB_API_KEY", "UV_INDEX"]),
-                       st.text(min_size=6, alphabet=st.characters(blacklist_categories=("Cs",)))))
+@given(
+    st.dictionaries(
+        st.sampled_from(["HF_TOKEN", "HF_HOME", "PIP_INDEX_URL", "CUDA_HOME", "WANDB_API_KEY", "UV_INDEX"]),
+        st.text(min_size=6, alphabet=st.characters(blacklist_categories=("Cs",))),
+    )
+)
 def test_redaction_property(env):
     variables, _ = environ.select(env)
     for name in ("HF_TOKEN", "WANDB_API_KEY"):
         if name in env:
             assert variables[name] == "<redacted>"
     for value in variables.values():
-        assert "://" not in value or "@" not in value.split("://", 1)[1].split("/", 1)[0] or "<redacted>@" in value
+        assert (
+            "://" not in value
+            or "@" not in value.split("://", 1)[1].split("/", 1)[0]
+            or "<redacted>@" in value
+        )
 
 
 # ------------------------------------------------------------------ git
 def _git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
@@ -138,7 +176,9 @@ def test_git_state_commit_branch_dirty(tmp_path):
     (repo / "f.txt").write_text("1")
     _git(repo, "add", "f.txt")
     _git(repo, "commit", "-q", "-m", "one")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
     sec = git.collect(ProbeContext(python={}, packages={}, cwd=str(repo / "sub")))
     assert (sec.status, sec.root, sec.branch, sec.commit, sec.dirty) == ("ok", str(repo), "exp", head, False)
     (repo / "f.txt").write_text("2")

@@ -10,9 +10,14 @@ from stackcheck.probe import platform as plat
 
 def test_os_release_parsing(tmp_path):
     f = tmp_path / "os-release"
-    f.write_text('NAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\nPRETTY_NAME="Ubuntu 24.04.3 LTS"\n# comment\ngarbage line\n')
+    f.write_text(
+        'NAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\nPRETTY_NAME="Ubuntu 24.04.3 LTS"\n# comment\ngarbage line\n'
+    )
     assert plat.read_os_release([str(tmp_path / "missing"), str(f)]) == {
-        "NAME": "Ubuntu", "VERSION_ID": "24.04", "ID": "ubuntu", "PRETTY_NAME": "Ubuntu 24.04.3 LTS",
+        "NAME": "Ubuntu",
+        "VERSION_ID": "24.04",
+        "ID": "ubuntu",
+        "PRETTY_NAME": "Ubuntu 24.04.3 LTS",
     }
     assert plat.read_os_release([str(tmp_path / "missing")]) == {}
 
@@ -58,7 +63,9 @@ def test_unreadable_proc_files_leave_facts_empty(tmp_path, monkeypatch):
 
 def _detect(env, files=(), contents=None):
     contents = contents or {}
-    return {p.name: p for p in hosted.detect(env, lambda path: path in files, lambda path: contents.get(path, ""))}
+    return {
+        p.name: p for p in hosted.detect(env, lambda path: path in files, lambda path: contents.get(path, ""))
+    }
 
 
 def test_colab_with_and_without_gpu():
@@ -76,9 +83,18 @@ def test_github_hosted_runner_expects_no_gpu_but_self_hosted_may():
 
 
 def test_generic_ci_kaggle_sagemaker_modelscope_cnb_slurm_k8s():
-    found = _detect({"GITLAB_CI": "true", "KAGGLE_KERNEL_RUN_TYPE": "Interactive", "SM_CURRENT_HOST": "algo-1",
-                     "MODELSCOPE_ENVIRONMENT": "dsw", "CNB": "true", "SLURM_JOB_ID": "42", "SLURM_JOB_GPUS": "0,1",
-                     "KUBERNETES_SERVICE_HOST": "10.0.0.1"})
+    found = _detect(
+        {
+            "GITLAB_CI": "true",
+            "KAGGLE_KERNEL_RUN_TYPE": "Interactive",
+            "SM_CURRENT_HOST": "algo-1",
+            "MODELSCOPE_ENVIRONMENT": "dsw",
+            "CNB": "true",
+            "SLURM_JOB_ID": "42",
+            "SLURM_JOB_GPUS": "0,1",
+            "KUBERNETES_SERVICE_HOST": "10.0.0.1",
+        }
+    )
     assert set(found) == {"ci", "kaggle", "sagemaker", "modelscope", "cnb", "slurm", "kubernetes"}
     assert "GITLAB_CI" in found["ci"].signal
     assert found["slurm"].gpu_expected is True
@@ -86,8 +102,11 @@ def test_generic_ci_kaggle_sagemaker_modelscope_cnb_slurm_k8s():
 
 
 def test_containers_and_wsl_from_files():
-    found = _detect({}, files={hosted.DOCKERENV, hosted.CONTAINERENV},
-                    contents={hosted.PROC_VERSION: "Linux version 5.15.153.1-microsoft-standard-WSL2"})
+    found = _detect(
+        {},
+        files={hosted.DOCKERENV, hosted.CONTAINERENV},
+        contents={hosted.PROC_VERSION: "Linux version 5.15.153.1-microsoft-standard-WSL2"},
+    )
     assert {"docker", "podman", "wsl"} <= set(found)
     cg = _detect({}, contents={hosted.CGROUP: "0::/kubepods/besteffort/pod1234/abc"})
     assert cg["docker"].signal.endswith("mentions kubepods")
@@ -117,5 +136,10 @@ def test_windows_path_never_raises(monkeypatch):
     monkeypatch.setattr(plat._platform, "system", lambda: "Windows")
     monkeypatch.setattr(plat._platform, "release", lambda: "11")
     sec = plat.collect()
-    assert (sec.status, sec.system, sec.distro_id, sec.distro_name) == ("ok", "Windows", "windows", "Windows 11")
+    assert (sec.status, sec.system, sec.distro_id, sec.distro_name) == (
+        "ok",
+        "Windows",
+        "windows",
+        "Windows 11",
+    )
     assert sec.libc_family == ""

@@ -16,7 +16,6 @@ from stackcheck.probe import toolchain as tc
 from stackcheck.probe import torch as tp
 from tests.factories import missing_prerequisite
 
-
 VERSION_PY_213 = """from typing import Optional
 
 __all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip', 'rocm', 'xpu']
@@ -48,7 +47,10 @@ def _site(tmp_path, text):
     return tmp_path
 
 
-@pytest.mark.parametrize(("text", "version", "cuda"), [(VERSION_PY_213, "2.13.0", "13.0"), (VERSION_PY_OLD, "1.13.1+cu117", "11.7")])
+@pytest.mark.parametrize(
+    ("text", "version", "cuda"),
+    [(VERSION_PY_213, "2.13.0", "13.0"), (VERSION_PY_OLD, "1.13.1+cu117", "11.7")],
+)
 def test_version_file_read_as_text(tmp_path, text, version, cuda):
     sec = tp.collect(_ctx(_site(tmp_path, text)))
     assert sec.status == "ok" and sec.source == "torch/version.py"
@@ -102,9 +104,12 @@ def _fake_torch_pkg(tmp_path, is_available):
     (pkg / "backends" / "cudnn").mkdir(parents=True)
     (pkg / "__init__.py").write_text("from . import cuda, backends\n")
     (pkg / "cuda" / "__init__.py").write_text(
-        f"def is_available(): return {is_available}\ndef device_count(): return 2\ndef get_arch_list(): return ['sm_80', 'sm_90']\n")
+        f"def is_available(): return {is_available}\ndef device_count(): return 2\ndef get_arch_list(): return ['sm_80', 'sm_90']\n"
+    )
     (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
-    (pkg / "backends" / "cudnn" / "__init__.py").write_text("def is_available(): return True\ndef version(): return 91002\n")
+    (pkg / "backends" / "cudnn" / "__init__.py").write_text(
+        "def is_available(): return True\ndef version(): return 91002\n"
+    )
     (pkg / "version.py").write_text("__version__ = '2.8.0+cu128'\ncuda = '12.8'\n")
     return pkg.parent
 
@@ -114,7 +119,12 @@ def test_deep_imports_torch_in_a_child(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(site))
     sec = tp.collect(_ctx(site, deep=True))
     assert sec.deep and sec.deep_error is None
-    assert (sec.cuda_available, sec.device_count, sec.arch_list, sec.cudnn_version) == (True, 2, ["sm_80", "sm_90"], "91002")
+    assert (sec.cuda_available, sec.device_count, sec.arch_list, sec.cudnn_version) == (
+        True,
+        2,
+        ["sm_80", "sm_90"],
+        "91002",
+    )
 
 
 def test_default_snapshot_never_imports_torch(tmp_path):
@@ -125,7 +135,9 @@ def test_default_snapshot_never_imports_torch(tmp_path):
     marker = tmp_path / "imported"
     (tmp_path / "torch" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     (tmp_path / "torch-2.13.0.dist-info").mkdir()
-    (tmp_path / "torch-2.13.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0\n\n")
+    (tmp_path / "torch-2.13.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.4\nName: torch\nVersion: 2.13.0\n\n"
+    )
     code = "from stackcheck.probe import gather; s = gather(); print(s.torch.version)"
     env = {**os.environ, "PYTHONPATH": str(site)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
@@ -135,7 +147,9 @@ def test_default_snapshot_never_imports_torch(tmp_path):
 
 def test_deep_reports_import_failure(tmp_path, monkeypatch):
     site = _site(tmp_path, VERSION_PY_213)
-    (tmp_path / "torch" / "__init__.py").write_text("raise OSError('libcudart.so.13: cannot open shared object file')\n")
+    (tmp_path / "torch" / "__init__.py").write_text(
+        "raise OSError('libcudart.so.13: cannot open shared object file')\n"
+    )
     monkeypatch.setenv("PYTHONPATH", str(site))
     sec = tp.collect(_ctx(site, deep=True))
     assert sec.deep and "libcudart.so.13" in sec.deep_error and sec.cuda_available is None
@@ -167,8 +181,12 @@ def _toolkit(tmp_path, version_json=None, version_txt=None):
 
 
 def test_nvcc_version_from_version_json_without_running_it(tmp_path, monkeypatch):
-    root = _toolkit(tmp_path, {"cuda": {"name": "CUDA SDK", "version": "12.8.1"}, "cuda_nvcc": {"version": "12.8.93"}})
-    monkeypatch.setattr("stackcheck.probe.proc.run", lambda *a, **k: pytest.fail("nvcc must not run when version.json exists"))
+    root = _toolkit(
+        tmp_path, {"cuda": {"name": "CUDA SDK", "version": "12.8.1"}, "cuda_nvcc": {"version": "12.8.93"}}
+    )
+    monkeypatch.setattr(
+        "stackcheck.probe.proc.run", lambda *a, **k: pytest.fail("nvcc must not run when version.json exists")
+    )
     tool = tc.find_nvcc({"PATH": str(root / "bin")})
     assert (tool.path, tool.version) == (str(root / "bin" / "nvcc"), "12.8.93")
     assert "torch uses its own bundled runtime" in tool.note

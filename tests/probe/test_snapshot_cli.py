@@ -14,12 +14,29 @@ from stackcheck.environment import load_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 EXE = Path(sys.executable).parent / "stackcheck"
-SECTIONS = ("python", "packages", "platform", "hosted", "accelerators", "torch", "toolchain", "kernels", "env", "git")
+SECTIONS = (
+    "python",
+    "packages",
+    "platform",
+    "hosted",
+    "accelerators",
+    "torch",
+    "toolchain",
+    "kernels",
+    "env",
+    "git",
+)
 
 
 def run(*args, env=None, cwd=ROOT):
-    return subprocess.run([str(EXE), "snapshot", *args], capture_output=True, text=True, timeout=120, cwd=cwd,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [str(EXE), "snapshot", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_json_has_every_section_and_no_secret():
@@ -28,12 +45,20 @@ def test_json_has_every_section_and_no_secret():
     data = json.loads(done.stdout)
     # nothing failed or timed out here, and a section is "absent" exactly when it found nothing
     found = {
-        "python": True, "packages": True, "platform": True, "env": True,
-        "hosted": bool(data["hosted"]["platforms"]), "accelerators": bool(data["accelerators"]["gpus"] or data["accelerators"]["driver_version"]),
-        "torch": bool(data["torch"]["version"]), "toolchain": bool(data["toolchain"]["nvcc"] or data["toolchain"]["gcc"]),
-        "kernels": bool(data["kernels"]["kernels"]), "git": (ROOT / ".git").exists(),
+        "python": True,
+        "packages": True,
+        "platform": True,
+        "env": True,
+        "hosted": bool(data["hosted"]["platforms"]),
+        "accelerators": bool(data["accelerators"]["gpus"] or data["accelerators"]["driver_version"]),
+        "torch": bool(data["torch"]["version"]),
+        "toolchain": bool(data["toolchain"]["nvcc"] or data["toolchain"]["gcc"]),
+        "kernels": bool(data["kernels"]["kernels"]),
+        "git": (ROOT / ".git").exists(),
     }
-    assert {name: data[name]["status"] for name in SECTIONS} == {n: "ok" if f else "absent" for n, f in found.items()}
+    assert {name: data[name]["status"] for name in SECTIONS} == {
+        n: "ok" if f else "absent" for n, f in found.items()
+    }
     assert data["python"]["status"] == "ok" and data["packages"]["distributions"]
     assert data["env"]["variables"]["HF_TOKEN"] == "<redacted>" and "HF_TOKEN" in data["env"]["redacted"]
     assert "hf_livesecretvalue123456" not in done.stdout
@@ -66,7 +91,9 @@ def test_summary_names_every_section():
 
 
 def test_from_collect_env(tmp_path):
-    done = run("--from-collect-env", str(ROOT / "tests/data/collect_env/torch113-2gpu-indented.txt"), "--json")
+    done = run(
+        "--from-collect-env", str(ROOT / "tests/data/collect_env/torch113-2gpu-indented.txt"), "--json"
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["torch"]["version"] == "1.13.1+cu117" and data["torch"]["source"] == "collect_env"
@@ -115,8 +142,14 @@ def test_help_lists_options():
 
 def test_from_collect_env_on_stdin():
     text = (ROOT / "tests/data/collect_env/torch13-conda-t4.txt").read_text()
-    done = subprocess.run([str(EXE), "snapshot", "--from-collect-env", "-", "--json"], input=text, capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        [str(EXE), "snapshot", "--from-collect-env", "-", "--json"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["accelerators"]["gpus"][0]["name"] == "Tesla T4" and data["tool"]["command"] == "collect_env"

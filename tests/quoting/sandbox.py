@@ -20,13 +20,38 @@ from pathlib import Path
 
 # Executables on the sandbox's PATH (each logs its argv; touch also creates its files), and
 # the programs a printed command may start with (besides an absolute path).
-STUBS = ("python", "python3", "pip", "pip3", "uv", "conda", "stackcheck", "nvidia-smi", "jupyter", "git",
-         "rm", "touch")
+STUBS = (
+    "python",
+    "python3",
+    "pip",
+    "pip3",
+    "uv",
+    "conda",
+    "stackcheck",
+    "nvidia-smi",
+    "jupyter",
+    "git",
+    "rm",
+    "touch",
+)
 PROGRAMS = frozenset(STUBS[:-1]) | {"unset", "export", "source", "echo", "apt-get", "docker"}
 BUILTINS = ("source", ".", "unset", "export", "echo", "cd", "eval", "exec", "printf", "set", "alias")
 # Words of prose that would be commands: a fix must not leave one outside a recognised command.
-STRAY = ("pip install", "pip uninstall", "-m pip", "stackcheck ", "kernelspec", "ipykernel install", "git rm",
-         "rm -r", "nbconvert", "git lfs", "filter-repo", "uv venv", "conda create")
+STRAY = (
+    "pip install",
+    "pip uninstall",
+    "-m pip",
+    "stackcheck ",
+    "kernelspec",
+    "ipykernel install",
+    "git rm",
+    "rm -r",
+    "nbconvert",
+    "git lfs",
+    "filter-repo",
+    "uv venv",
+    "conda create",
+)
 _FUNCTION_NAME = re.compile(r"/[A-Za-z0-9_./+-]+")
 _OPERATORS = ("&&", "||", ">>", ";;", ";", "&", "|", ">", "<", "(", ")")
 

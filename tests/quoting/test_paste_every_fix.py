@@ -96,9 +96,14 @@ def accept_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
     needs = [
         Needs(None, pip, python=python),
         Needs(gpu, pip, python=python),
-        Needs(H.hostile_profile(), pip, python=python, gpus=1,
-              rerun=("--python", python, "--profile", H.hostile_profile().id, "--repo", f"/r{H.PAYLOADS[0]}"),
-              timeout=2.5),
+        Needs(
+            H.hostile_profile(),
+            pip,
+            python=python,
+            gpus=1,
+            rerun=("--python", python, "--profile", H.hostile_profile().id, "--repo", f"/r{H.PAYLOADS[0]}"),
+            timeout=2.5,
+        ),
     ]
     crashed = ChildRun(None, "exit 1: boom", "", 0.1)
     timed_out = ChildRun(None, "timeout after 2.5 s", "", 2.5, timed_out=True)

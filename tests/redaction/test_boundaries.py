@@ -38,9 +38,14 @@ UPPER = string.ascii_uppercase + string.digits
 R = "<redacted>"
 # Each example runs the CLI some twenty times: a few examples, no shrinking (a failure names
 # the planted values and the output they leaked into), no example database in the checkout.
-EXAMPLES = settings(derandomize=True, deadline=None, max_examples=2, database=None,
-                    phases=[Phase.explicit, Phase.generate],
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+EXAMPLES = settings(
+    derandomize=True,
+    deadline=None,
+    max_examples=2,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @dataclass(frozen=True)
@@ -90,17 +95,32 @@ def planted(draw) -> Planted:
         hf="hf" + "_" + value(32),
         sk="sk" + "-proj-" + value(32),
         akia="AK" + "IA" + "ZQ" + draw(st.text(alphabet=UPPER, min_size=14, max_size=14)),
-        seg1=value(6), seg2=value(6), seg3=value(6),
-        simple_pw=value(10), conda=value(12), query=value(16), sig=value(20),
-        bearer=value(24, ALNUM + "._-"), env_value=value(16), kernel_token=value(16), kernel_pw=value(12),
+        seg1=value(6),
+        seg2=value(6),
+        seg3=value(6),
+        simple_pw=value(10),
+        conda=value(12),
+        query=value(16),
+        sig=value(20),
+        bearer=value(24, ALNUM + "._-"),
+        env_value=value(16),
+        kernel_token=value(16),
+        kernel_pw=value(12),
         arg_key=value(16),
     )
 
 
 # --------------------------------------------------------------------- running and searching
 def cli(*args: str, cwd: Path, env: dict, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stackcheck", *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stackcheck", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
 
 
 class Outputs:
@@ -150,9 +170,17 @@ def write_dist(site: Path, name: str, direct_url: str, requires: list[str]) -> N
 
 
 def kernel_argv(p: Planted) -> list[str]:
-    return [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-            f"--IdentityProvider.token={p.kernel_token}", "--ServerApp.password", p.kernel_pw,
-            f"--NotebookApp.token={p.kernel_token}"]
+    return [
+        sys.executable,
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        "{connection_file}",
+        f"--IdentityProvider.token={p.kernel_token}",
+        "--ServerApp.password",
+        p.kernel_pw,
+        f"--NotebookApp.token={p.kernel_token}",
+    ]
 
 
 S3 = "https://b.s3.amazonaws.com/simple"
@@ -160,8 +188,12 @@ S3 = "https://b.s3.amazonaws.com/simple"
 
 def planted_env(p: Planted) -> dict[str, str]:
     return {
-        "HF_TOKEN": p.hf, "GITHUB_TOKEN": p.gh, "OPENAI_API_KEY": p.sk, "AWS_ACCESS_KEY_ID": p.akia,
-        "MLFLOW_TRACKING_PASSWORD": p.env_value, "HF_HUB_TOKEN_EXTRA": p.env_value,
+        "HF_TOKEN": p.hf,
+        "GITHUB_TOKEN": p.gh,
+        "OPENAI_API_KEY": p.sk,
+        "AWS_ACCESS_KEY_ID": p.akia,
+        "MLFLOW_TRACKING_PASSWORD": p.env_value,
+        "HF_HUB_TOKEN_EXTRA": p.env_value,
         "PIP_INDEX_URL": f"https://alice:{p.password}@pypi.example.com/simple",
         "UV_INDEX_URL": f"https://__token__:{p.pat}@pypi.example.com/simple",
         "CONDA_CHANNELS": f"https://conda.anaconda.org/t/{p.conda}/conda-forge,defaults",
@@ -183,32 +215,47 @@ def live_probe(p: Planted) -> None:
     with tempfile.TemporaryDirectory(prefix="sc-live-") as tmp_name:
         tmp = Path(tmp_name)
         work = tmp / "work"  # the cwd: first on sys.path of `python -m`, so its dists are probed
-        write_dist(work, "privlib", f"git+https://alice:{p.password}@github.com/org/privlib.git",
-                   [f"dep @ git+https://oauth2:{p.gh}@gitlab.example.com/x/dep.git"])
+        write_dist(
+            work,
+            "privlib",
+            f"git+https://alice:{p.password}@github.com/org/privlib.git",
+            [f"dep @ git+https://oauth2:{p.gh}@gitlab.example.com/x/dep.git"],
+        )
         subprocess.run(["git", "init", "-q", str(work)], check=True)
         remote = f"https://user:{p.gh}@github.com/org/repo.git"
         subprocess.run(["git", "-C", str(work), "remote", "add", "origin", remote], check=True)
         kernels = tmp / "jupyter" / "kernels" / "leaky"
         kernels.mkdir(parents=True)
-        spec = {"argv": kernel_argv(p), "display_name": f"Leaky {p.hf}", "language": "python",
-                "env": {"HF_TOKEN": p.hf}}
+        spec = {
+            "argv": kernel_argv(p),
+            "display_name": f"Leaky {p.hf}",
+            "language": "python",
+            "env": {"HF_TOKEN": p.hf},
+        }
         (kernels / "kernel.json").write_text(json.dumps(spec))
         other = tmp / "other-site"  # what --python sees through PYTHONPATH
-        write_dist(other, "otherlib", f"git+https://{p.pat}@github.com/org/otherlib.git@v2",
-                   [f"dep @ git+https://bob:{p.password2}@gitlab.example.com/x/dep.git"])
+        write_dist(
+            other,
+            "otherlib",
+            f"git+https://{p.pat}@github.com/org/otherlib.git@v2",
+            [f"dep @ git+https://bob:{p.password2}@gitlab.example.com/x/dep.git"],
+        )
         env = {**base_env(tmp), **planted_env(p), "JUPYTER_PATH": str(tmp / "jupyter")}
 
         out = Outputs()
         as_json = out.add("snapshot --json", cli("snapshot", "--json", cwd=work, env=env))
-        written = out.add("snapshot -o", cli("snapshot", "--json", "-o", str(tmp / "snap.json"),
-                                             cwd=work, env=env))
+        written = out.add(
+            "snapshot -o", cli("snapshot", "--json", "-o", str(tmp / "snap.json"), cwd=work, env=env)
+        )
         out.add("snapshot", cli("snapshot", cwd=work, env=env))
         out.add("doctor --json", cli("doctor", "--json", cwd=work, env=env))
         out.add("doctor -v", cli("doctor", "-v", cwd=work, env=env))
         out.add("preflight", cli("preflight", "--profile", "BASE-CPU", "-v", cwd=work, env=env))
         base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
-        foreign = out.add("snapshot --python", cli("snapshot", "--python", base, "--json", cwd=work,
-                                                   env={**env, "PYTHONPATH": str(other)}))
+        foreign = out.add(
+            "snapshot --python",
+            cli("snapshot", "--python", base, "--json", cwd=work, env={**env, "PYTHONPATH": str(other)}),
+        )
         bad_python = f"https://alice:{p.password}@example.com/py"
         bad = out.add("bad --python", cli("snapshot", "--python", bad_python, cwd=work, env=env))
         # exit 1: the planted dist requires a missing "dep" (doctor), no torch here (BASE-CPU)
@@ -235,8 +282,12 @@ def live_probe(p: Planted) -> None:
         assert set(planted_env(p)) - {"AWS_ACCESS_KEY_ID"} <= set(snap["env"]["redacted"])
         leaky = next(k for k in snap["kernels"]["kernels"] if k["name"] == "leaky")
         assert leaky["display_name"] == "Leaky <redacted>"
-        assert leaky["argv"][5:] == ["--IdentityProvider.token=<redacted>", "--ServerApp.password", R,
-                                     "--NotebookApp.token=<redacted>"]
+        assert leaky["argv"][5:] == [
+            "--IdentityProvider.token=<redacted>",
+            "--ServerApp.password",
+            R,
+            "--NotebookApp.token=<redacted>",
+        ]
         assert snap["git"]["root"] == str(work)
         otherlib = {d["name"]: d for d in json.loads(foreign.stdout)["packages"]["distributions"]}["otherlib"]
         assert otherlib["direct_url"] == "git+https://<redacted>@github.com/org/otherlib.git@v2"
@@ -249,38 +300,69 @@ def live_probe(p: Planted) -> None:
 # --------------------------------------------------------------------- a snapshot from elsewhere
 def planted_snapshot(p: Planted) -> dict:
     snap = json.loads((SNAPSHOTS / "cpu-laptop.json").read_text())
-    snap["packages"]["distributions"].append({
-        "name": "privlib", "version": "1.0", "location": "/env/site", "installer": "pip",
-        "direct_url": f"git+https://alice:{p.password}@github.com/org/privlib.git",
-        "requires": [f"dep @ git+https://oauth2:{p.gh}@gitlab.example.com/dep.git"],
-        "problems": [f"cannot read https://bob:{p.simple_pw}@files.example.com/x"],
-    })
+    snap["packages"]["distributions"].append(
+        {
+            "name": "privlib",
+            "version": "1.0",
+            "location": "/env/site",
+            "installer": "pip",
+            "direct_url": f"git+https://alice:{p.password}@github.com/org/privlib.git",
+            "requires": [f"dep @ git+https://oauth2:{p.gh}@gitlab.example.com/dep.git"],
+            "problems": [f"cannot read https://bob:{p.simple_pw}@files.example.com/x"],
+        }
+    )
     snap["env"] = {"status": "ok", "source": "os.environ", "variables": planted_env(p), "redacted": []}
-    spec = {"name": "leaky", "path": "/env/share/jupyter/kernels/leaky/kernel.json",
-            "display_name": f"Leaky {p.hf}", "language": "python", "argv": kernel_argv(p),
-            "interpreter": sys.executable}
-    snap["kernels"] = {"status": "ok", "source": "kernelspec dirs", "data_dirs": ["/env/share/jupyter"],
-                       "kernels": [spec]}
-    snap["python"]["pth_files"] = [{"path": "/env/site/evil.pth", "executes_code": True,
-                                    "entries": [f"import os; os.environ['DB_PASSWORD'] = '{p.env_value}'"]}]
-    snap["git"] = {"status": "ok", "source": "files", "root": "/src/repo", "commit": "c" * 40,
-                   "branch": f"wip-{p.gh}"}
+    spec = {
+        "name": "leaky",
+        "path": "/env/share/jupyter/kernels/leaky/kernel.json",
+        "display_name": f"Leaky {p.hf}",
+        "language": "python",
+        "argv": kernel_argv(p),
+        "interpreter": sys.executable,
+    }
+    snap["kernels"] = {
+        "status": "ok",
+        "source": "kernelspec dirs",
+        "data_dirs": ["/env/share/jupyter"],
+        "kernels": [spec],
+    }
+    snap["python"]["pth_files"] = [
+        {
+            "path": "/env/site/evil.pth",
+            "executes_code": True,
+            "entries": [f"import os; os.environ['DB_PASSWORD'] = '{p.env_value}'"],
+        }
+    ]
+    snap["git"] = {
+        "status": "ok",
+        "source": "files",
+        "root": "/src/repo",
+        "commit": "c" * 40,
+        "branch": f"wip-{p.gh}",
+    }
     snap["tool"]["command"] = f"--python https://u:{p.simple_pw}@host.example.com/python"
     return snap
 
 
 def draft(p: Planted, **changes) -> dict:
     d = {
-        "topic": "redaction/probe", "run_label": "run-1", "profile": "LAB-CPU",
+        "topic": "redaction/probe",
+        "run_label": "run-1",
+        "profile": "LAB-CPU",
         "model": {"id": f"https://huggingface.co/org/m?token={p.query}"},
-        "backend": {"name": "vllm", "version": "0.11.0",
-                    "args": {"api_key": p.arg_key,
-                             "endpoint": f"https://alice:{p.password2}@api.example.com/v1",
-                             "headers": [f"Authorization: Bearer {p.bearer}"]}},
+        "backend": {
+            "name": "vllm",
+            "version": "0.11.0",
+            "args": {
+                "api_key": p.arg_key,
+                "endpoint": f"https://alice:{p.password2}@api.example.com/v1",
+                "headers": [f"Authorization: Bearer {p.bearer}"],
+            },
+        },
         "workload": {"kind": "inference"},
         "metrics": {"latency_ms": {"value": 41.0, "unit": "ms"}},
         "notes": f"ran with HF_TOKEN={p.env_value} against https://bob:{p.simple_pw}@mirror.example.com;"
-                 f" key {p.sk}",
+        f" key {p.sk}",
         "git": {"commit": "d" * 40, "dirty": False},
     }
     d.update(changes)
@@ -290,39 +372,55 @@ def draft(p: Planted, **changes) -> dict:
 def registry(p: Planted) -> dict:
     """A CPU profile to record against, and one whose requirement and notes carry credentials
     (its fix commands quote them)."""
-    private = {"id": "LAB-PRIV", "title": "private index", "evidence_scope": "cpu-smoke",
-               "requirements": [f"secretlib @ git+https://alice:{p.password}@github.com/org/secretlib.git"],
-               "forbidden": [{"requirement": "privlib",
-                              "reason": f"pulled from https://{p.gh}@github.com/org"}],
-               "notes": [f"index token {p.pat}"]}
-    return {"schema_version": "1.0", "include_builtin": False,
-            "profiles": [{"id": "LAB-CPU", "title": "CPU smoke", "evidence_scope": "cpu-smoke"}, private]}
+    private = {
+        "id": "LAB-PRIV",
+        "title": "private index",
+        "evidence_scope": "cpu-smoke",
+        "requirements": [f"secretlib @ git+https://alice:{p.password}@github.com/org/secretlib.git"],
+        "forbidden": [{"requirement": "privlib", "reason": f"pulled from https://{p.gh}@github.com/org"}],
+        "notes": [f"index token {p.pat}"],
+    }
+    return {
+        "schema_version": "1.0",
+        "include_builtin": False,
+        "profiles": [{"id": "LAB-CPU", "title": "CPU smoke", "evidence_scope": "cpu-smoke"}, private],
+    }
 
 
 def triage_log(p: Planted) -> str:
-    return "\n".join([
-        "+ export HF_TOKEN=" + p.hf,
-        f"+ pip install --index-url https://alice:{p.password2}@pypi.example.com/simple privlib",
-        f"+ curl -H 'Authorization: Bearer {p.bearer}' https://api.example.com/v1/models",
-        f"+ git clone https://{p.gh}@github.com/org/repo.git",
-        f"+ aws s3 cp s3://b/k . # AK={p.akia} sig https://b.s3.amazonaws.com/k?X-Amz-Signature={p.sig}",
-        "Traceback (most recent call last):",
-        '  File "train.py", line 3, in <module>',
-        f"    model = load(token='{p.env_value}', url='https://conda.anaconda.org/t/{p.conda}/main')",
-        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
-         f" (fetching https://hf.example.com/?private_token={p.query})"),
-        "",
-    ])
+    return "\n".join(
+        [
+            "+ export HF_TOKEN=" + p.hf,
+            f"+ pip install --index-url https://alice:{p.password2}@pypi.example.com/simple privlib",
+            f"+ curl -H 'Authorization: Bearer {p.bearer}' https://api.example.com/v1/models",
+            f"+ git clone https://{p.gh}@github.com/org/repo.git",
+            f"+ aws s3 cp s3://b/k . # AK={p.akia} sig https://b.s3.amazonaws.com/k?X-Amz-Signature={p.sig}",
+            "Traceback (most recent call last):",
+            '  File "train.py", line 3, in <module>',
+            f"    model = load(token='{p.env_value}', url='https://conda.anaconda.org/t/{p.conda}/main')",
+            (
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+                f" (fetching https://hf.example.com/?private_token={p.query})"
+            ),
+            "",
+        ]
+    )
 
 
 def collect_env_text(p: Planted) -> str:
     text = (SNAPSHOTS.parent / "collect_env" / "torch17-centos-warning.txt").read_text().rstrip("\n")
-    return text + "\n" + "\n".join([
-        f"[pip3] privlib==1.0 @ git+https://alice:{p.password2}@github.com/org/privlib.git",
-        f"[pip3] otherlib==2.0+{p.hf}",
-        f"[conda] mkl 2023.1.0 https://conda.anaconda.org/t/{p.conda}/main",
-        "",
-    ])
+    return (
+        text
+        + "\n"
+        + "\n".join(
+            [
+                f"[pip3] privlib==1.0 @ git+https://alice:{p.password2}@github.com/org/privlib.git",
+                f"[pip3] otherlib==2.0+{p.hf}",
+                f"[conda] mkl 2023.1.0 https://conda.anaconda.org/t/{p.conda}/main",
+                "",
+            ]
+        )
+    )
 
 
 @EXAMPLES
@@ -345,8 +443,13 @@ def loaded_inputs(p: Planted) -> None:
         (tmp / "draft.json").write_text(json.dumps(draft(p)))
         (tmp / "draft2.json").write_text(json.dumps(draft(p, run_label="second")))
         (tmp / "draft3.json").write_text(json.dumps(draft(p, run_label=f"run-{p.gh}")))  # refused: exit 2
-        failed = draft(p, status="failed", metrics={}, evidence="mechanism",
-                       failure_reason=f"401 from https://u:{p.simple_pw}@x.example.com")
+        failed = draft(
+            p,
+            status="failed",
+            metrics={},
+            evidence="mechanism",
+            failure_reason=f"401 from https://u:{p.simple_pw}@x.example.com",
+        )
         (tmp / "failed.json").write_text(json.dumps(failed))
         ledger = ["--ledger-dir", str(tmp / "ledger")]
         reg = ["--registry", str(tmp / "reg.json")]
@@ -359,7 +462,8 @@ def loaded_inputs(p: Planted) -> None:
         for label, args in [
             ("snapshot s", ["snapshot", *s, "--json"]),
             ("snapshot s -o", ["snapshot", *s, "-o", str(tmp / "o.json")]),
-            ("snapshot s text", ["snapshot", *s]), ("snapshot c", ["snapshot", *c, "--json"]),
+            ("snapshot s text", ["snapshot", *s]),
+            ("snapshot c", ["snapshot", *c, "--json"]),
             ("snapshot c -o", ["snapshot", *c, "-o", str(tmp / "c.json")]),
             ("private", ["preflight", *s, *reg, "--profile", "LAB-PRIV", "--json"]),
             ("private text", ["preflight", *s, *reg, "--profile", "LAB-PRIV", "-v"]),
@@ -367,9 +471,11 @@ def loaded_inputs(p: Planted) -> None:
             ("profile show", ["profiles", "show", "LAB-PRIV", *reg, "--json"]),
             ("preflight s", ["preflight", *s, "--profile", "BASE-CPU", "--json"]),
             ("preflight s md", ["preflight", *s, "--profile", "BASE-CPU", "--markdown"]),
-            ("doctor s", ["doctor", *s, "-v"]), ("doctor c", ["doctor", *c, "--json"]),
+            ("doctor s", ["doctor", *s, "-v"]),
+            ("doctor c", ["doctor", *c, "--json"]),
             ("deps tree", ["deps", "tree", *s, "--json"]),
-            ("triage", ["triage", str(log), "--no-env", "--json"]), ("triage text", ["triage", str(log), *s]),
+            ("triage", ["triage", str(log), "--no-env", "--json"]),
+            ("triage text", ["triage", str(log), *s]),
             ("triage c", ["triage", str(log), *c, "--json"]),
             ("record", [*record, str(tmp / "draft.json"), *s, "--json"]),
             ("record c", [*record, str(tmp / "draft2.json"), *c]),
@@ -377,22 +483,36 @@ def loaded_inputs(p: Planted) -> None:
             ("record secret label", [*record, str(tmp / "draft3.json"), *s]),
         ]:
             out.add(label, cli(*args, cwd=tmp, env=env))
-        out.add("triage stdin", cli("triage", "-", "--no-env", cwd=tmp, env=env,
-                                    stdin=triage_log(p).encode()))
+        out.add(
+            "triage stdin", cli("triage", "-", "--no-env", cwd=tmp, env=env, stdin=triage_log(p).encode())
+        )
         record_id = json.loads(out.blobs["record: stdout"])["id"]
         listed = out.add("list", cli("results", "list", *ledger, "--json", cwd=tmp, env=env))
         second = next(e["id"] for e in json.loads(listed.stdout) if e["id"] != record_id)
         for label, args in [
-            ("show json", ["results", "show", record_id, "--json"]), ("show", ["results", "show", record_id]),
-            ("list text", ["results", "list"]), ("diff", ["results", "diff", record_id, second]),
-            ("decide", ["results", "decide", "redaction/probe", "second", "--decision",
-                        f"ship it; token {p.gh} and https://u:{p.simple_pw}@h.example.com"]),
-            ("validate", ["results", "validate"]), ("assets", ["results", "assets"]),
+            ("show json", ["results", "show", record_id, "--json"]),
+            ("show", ["results", "show", record_id]),
+            ("list text", ["results", "list"]),
+            ("diff", ["results", "diff", record_id, second]),
+            (
+                "decide",
+                [
+                    "results",
+                    "decide",
+                    "redaction/probe",
+                    "second",
+                    "--decision",
+                    f"ship it; token {p.gh} and https://u:{p.simple_pw}@h.example.com",
+                ],
+            ),
+            ("validate", ["results", "validate"]),
+            ("assets", ["results", "assets"]),
         ]:
             out.add(label, cli(*args, *ledger, cwd=tmp, env=env))
         codes = [r.returncode for r in out.runs]
-        assert codes == [0] * 5 + [1] * 3 + [0] + [1] * 3 + [0] * 7 + [1, 2] + [0] * 5 + [1] + [0] * 3, \
-            [(code, r.stderr[-300:]) for code, r in zip(codes, out.runs)]
+        assert codes == [0] * 5 + [1] * 3 + [0] + [1] * 3 + [0] * 7 + [1, 2] + [0] * 5 + [1] + [0] * 3, [
+            (code, r.stderr[-300:]) for code, r in zip(codes, out.runs)
+        ]
         out.blobs["o.json"] = (tmp / "o.json").read_bytes()
         out.blobs["c.json"] = (tmp / "c.json").read_bytes()
         assert out.add_tree(tmp / "ledger") >= 4, "records, the decision and the index are searched"
@@ -401,8 +521,9 @@ def loaded_inputs(p: Planted) -> None:
 
         # what was planted was seen, redacted, not dropped
         loaded = json.loads(out.blobs["snapshot s: stdout"])
-        assert {d["name"]: d for d in loaded["packages"]["distributions"]}["privlib"]["direct_url"] == \
-            "git+https://<redacted>@github.com/org/privlib.git"
+        assert {d["name"]: d for d in loaded["packages"]["distributions"]}["privlib"][
+            "direct_url"
+        ] == "git+https://<redacted>@github.com/org/privlib.git"
         assert loaded["env"]["variables"]["HF_TOKEN"] == R and "HF_TOKEN" in loaded["env"]["redacted"]
         assert loaded["kernels"]["kernels"][0]["argv"][5] == "--IdentityProvider.token=<redacted>"
         pth = loaded["python"]["pth_files"][0]["entries"]
@@ -414,10 +535,12 @@ def loaded_inputs(p: Planted) -> None:
         assert "KB102" in [m["rule_id"] for m in diagnosis["matches"]]
         shown = out.blobs["triage stdin: stdout"].decode()
         assert "1. KB102 CUDA out of memory" in shown
-        for line in ("+ git clone https://<redacted>@github.com/org/repo.git",
-                     "+ curl -H 'Authorization: Bearer <redacted>' https://api.example.com/v1/models",
-                     f"    model = load(token='{R}', url='https://conda.anaconda.org/t/{R}/main')",
-                     "(fetching https://hf.example.com/?private_token=<redacted>)"):
+        for line in (
+            "+ git clone https://<redacted>@github.com/org/repo.git",
+            "+ curl -H 'Authorization: Bearer <redacted>' https://api.example.com/v1/models",
+            f"    model = load(token='{R}', url='https://conda.anaconda.org/t/{R}/main')",
+            "(fetching https://hf.example.com/?private_token=<redacted>)",
+        ):
             assert line in shown
         private = json.loads(out.blobs["private: stdout"])
         expected = {c["id"]: c["expected"] for c in private["checks"] if c["verdict"] == "blocked"}
@@ -425,11 +548,18 @@ def loaded_inputs(p: Planted) -> None:
         assert expected["PKG003"] == "no privlib (pulled from https://<redacted>@github.com/org)"
         rec = json.loads(out.blobs["show json: stdout"])
         assert rec["run_label"] == "run-1"
-        assert out.blobs["record secret label: stderr"].decode().endswith(
-            "run_label: looks like it holds a credential; names are printed and stored, keep secrets out\n"
+        assert (
+            out.blobs["record secret label: stderr"]
+            .decode()
+            .endswith(
+                "run_label: looks like it holds a credential; names are printed and stored, keep secrets out\n"
+            )
         )
-        assert rec["backend"]["args"] == {"api_key": R, "endpoint": "https://<redacted>@api.example.com/v1",
-                                          "headers": ["Authorization: Bearer <redacted>"]}
+        assert rec["backend"]["args"] == {
+            "api_key": R,
+            "endpoint": "https://<redacted>@api.example.com/v1",
+            "headers": ["Authorization: Bearer <redacted>"],
+        }
         assert rec["notes"] == f"ran with HF_TOKEN={R} against https://{R}@mirror.example.com; key {R}"
         assert rec["model"]["id"] == "https://huggingface.co/org/m?token=<redacted>"
         decided = out.blobs["decide: stdout"].decode()
@@ -453,8 +583,12 @@ def test_the_probe_script_redacts_inside_python38(tmp_path):
     # --python runs probe/interpreter.py in the target, which loads redaction.py by path: both
     # must work in the oldest Python the probe supports, cache included
     site = tmp_path / "site"
-    write_dist(site, "x", "git+https://alice:Zq1xsecret@github.com/o/x.git",
-               ["d @ git+https://u:Zq2xpw@h.example.com/d"])
+    write_dist(
+        site,
+        "x",
+        "git+https://alice:Zq1xsecret@github.com/o/x.git",
+        ["d @ git+https://u:Zq2xpw@h.example.com/d"],
+    )
     env = {**base_env(tmp_path), "PYTHONPATH": str(site)}
     done = cli("snapshot", "--python", oldest_python(), "--json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
@@ -482,9 +616,16 @@ def test_a_record_stored_before_redaction_is_shown_clean(tmp_path):
     snap = load_snapshot(str(SNAPSHOTS / "cpu-laptop.json"))
     with Ledger(tmp_path / "ledger") as ledger:
         for label in ("raw-one", "raw-two"):
-            d = {"topic": "old/raw", "run_label": label, "profile": "LAB-CPU", "model": {"id": "m"},
-                 "backend": {"name": "vllm", "version": "0.11.0"}, "workload": {"kind": "inference"},
-                 "metrics": {"ms": {"value": 1.0}}, "git": {"commit": "e" * 40, "dirty": False}}
+            d = {
+                "topic": "old/raw",
+                "run_label": label,
+                "profile": "LAB-CPU",
+                "model": {"id": "m"},
+                "backend": {"name": "vllm", "version": "0.11.0"},
+                "workload": {"kind": "inference"},
+                "metrics": {"ms": {"value": 1.0}},
+                "git": {"commit": "e" * 40, "dirty": False},
+            }
             profile = (ProfileRef(id="LAB-CPU", verdict="ok"), "cpu-smoke")
             rec = complete(load_draft(d), snap, profile, cwd=tmp_path)
             raw_backend = msgspec.structs.replace(rec.backend, args={"api_key": secret})
@@ -499,9 +640,14 @@ def test_a_record_stored_before_redaction_is_shown_clean(tmp_path):
     ids = [e["id"] for e in json.loads(listed.stdout)]
     out = Outputs()
     out.add("list", listed)
-    for label, args in [("show json", ["show", ids[0], "--json"]), ("show", ["show", ids[0]]),
-                        ("diff", ["diff", *ids]), ("diff json", ["diff", *ids, "--json"]),
-                        ("list text", ["list"]), ("assets", ["assets"])]:
+    for label, args in [
+        ("show json", ["show", ids[0], "--json"]),
+        ("show", ["show", ids[0]]),
+        ("diff", ["diff", *ids]),
+        ("diff json", ["diff", *ids, "--json"]),
+        ("list text", ["list"]),
+        ("assets", ["assets"]),
+    ]:
         out.add(label, cli("results", *args, *ledger_args, cwd=tmp_path, env=env))
     assert [r.returncode for r in out.runs] == [0] * 7  # the two runs are comparable
     assert [k for k, v in out.blobs.items() if secret.encode() in v or b"Zq2xpw" in v] == []

@@ -22,11 +22,25 @@ REGISTRY = {
     "schema_version": "1.0",
     "include_builtin": False,
     "profiles": [
-        {"id": "LAB-GPU", "title": "single-GPU inference", "requirements": ["transformers>=4.50"], "evidence_scope": "single-gpu"},
-        {"id": "LAB-MULTI", "title": "multi-GPU training", "requirements": ["transformers>=4.50"], "evidence_scope": "multi-gpu"},
+        {
+            "id": "LAB-GPU",
+            "title": "single-GPU inference",
+            "requirements": ["transformers>=4.50"],
+            "evidence_scope": "single-gpu",
+        },
+        {
+            "id": "LAB-MULTI",
+            "title": "multi-GPU training",
+            "requirements": ["transformers>=4.50"],
+            "evidence_scope": "multi-gpu",
+        },
         {"id": "LAB-CPU", "title": "CPU smoke", "evidence_scope": "cpu-smoke"},
-        {"id": "LAB-BROKEN", "title": "needs what no snapshot has", "requirements": ["nonexistent-package>=1"],
-         "evidence_scope": "single-gpu"},
+        {
+            "id": "LAB-BROKEN",
+            "title": "needs what no snapshot has",
+            "requirements": ["nonexistent-package>=1"],
+            "evidence_scope": "single-gpu",
+        },
     ],
 }
 
@@ -72,7 +86,15 @@ def full_draft(raw_log: Path | None = None, **changes) -> dict:
             "dtype": "bfloat16",
         },
         "backend": {"name": "transformers", "version": "4.57.1", "args": {"attn_implementation": "sdpa"}},
-        "workload": {"kind": "inference", "manifest_sha256": MANIFEST, "samples": 200, "concurrency": 1, "input_tokens": 512, "output_tokens": 128, "seed": 0},
+        "workload": {
+            "kind": "inference",
+            "manifest_sha256": MANIFEST,
+            "samples": 200,
+            "concurrency": 1,
+            "input_tokens": 512,
+            "output_tokens": 128,
+            "seed": 0,
+        },
         "metrics": {"latency_p50_ms": {"value": 41.2, "unit": "ms", "repetitions": [41.0, 41.2, 41.9]}},
         "tolerance": {"*": 0.05},
         "status": "ok",
@@ -184,8 +206,13 @@ def checkout(tmp_path) -> Path:
     repo = tmp_path / "checkout"
     repo.mkdir()
     (repo / "train.py").write_text("print('experiment')\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
     for argv in (["init", "-q"], ["add", "train.py"], ["commit", "-q", "-m", "experiment"]):
         subprocess.run(["git", "-C", str(repo), *argv], check=True, env=env, capture_output=True)
     return repo

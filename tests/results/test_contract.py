@@ -55,9 +55,26 @@ def test_result_schema_is_exported_with_the_other_contracts():
     assert contracts()["result"] is ResultRecord
     schema = schema_for(ResultRecord)
     record = schema["$defs"]["ResultRecord"]
-    for field in ("schema_version", "run_label", "topic", "created_at", "profile", "snapshot", "snapshot_digest",
-                  "model", "backend", "workload", "metrics", "status", "evidence", "artifacts", "git",
-                  "stackcheck_version", "identity_key", "digest"):
+    for field in (
+        "schema_version",
+        "run_label",
+        "topic",
+        "created_at",
+        "profile",
+        "snapshot",
+        "snapshot_digest",
+        "model",
+        "backend",
+        "workload",
+        "metrics",
+        "status",
+        "evidence",
+        "artifacts",
+        "git",
+        "stackcheck_version",
+        "identity_key",
+        "digest",
+    ):
         assert field in record["properties"], field
 
 
@@ -79,10 +96,16 @@ def test_unknown_field_is_a_typo_not_silently_ignored(tmp_path):
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-@given(data=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode),
-                      st.dictionaries(st.sampled_from(["topic", "model", "digest", "kind", "metrics", "snapshot"]),
-                                      st.one_of(st.none(), st.integers(), st.text(max_size=5), st.just({})))
-                      .map(lambda d: json.dumps(d).encode())))
+@given(
+    data=st.one_of(
+        st.binary(max_size=300),
+        st.text(max_size=300).map(str.encode),
+        st.dictionaries(
+            st.sampled_from(["topic", "model", "digest", "kind", "metrics", "snapshot"]),
+            st.one_of(st.none(), st.integers(), st.text(max_size=5), st.just({})),
+        ).map(lambda d: json.dumps(d).encode()),
+    )
+)
 def test_validate_never_raises_on_arbitrary_bytes(tmp_path, data):
     path = tmp_path / "any.json"
     path.write_bytes(data)
@@ -92,9 +115,15 @@ def test_validate_never_raises_on_arbitrary_bytes(tmp_path, data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=8)),
-                    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                    max_leaves=20).map(lambda v: {**full_draft(), **v} if isinstance(v, dict) else v))
+@given(
+    st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=8)),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+        ),
+        max_leaves=20,
+    ).map(lambda v: {**full_draft(), **v} if isinstance(v, dict) else v)
+)
 def test_load_draft_gives_a_clear_error_or_a_valid_draft(value):
     from stackcheck.errors import InputError, Refused
     from stackcheck.results.recording import load_draft

@@ -69,10 +69,16 @@ def test_same_key_is_another_run_of_the_same_candidate(record_in, ledger):
     assert len(ledger.same_candidate(first.record)) == 2
 
 
-@pytest.mark.parametrize("field", ["model.revision", "model.tokenizer_revision", "model.chat_template_sha256", "model.thinking"])
+@pytest.mark.parametrize(
+    "field", ["model.revision", "model.tokenizer_revision", "model.chat_template_sha256", "model.thinking"]
+)
 def test_changed_model_tokenizer_template_or_thinking_is_a_new_candidate(record_in, field):
-    value = {"model.revision": "e" * 40, "model.tokenizer_revision": "f" * 40,
-             "model.chat_template_sha256": "3" * 64, "model.thinking": "on"}[field]
+    value = {
+        "model.revision": "e" * 40,
+        "model.tokenizer_revision": "f" * 40,
+        "model.chat_template_sha256": "3" * 64,
+        "model.thinking": "on",
+    }[field]
     first = record_in(full_draft())
     second = record_in(full_draft(**{field: value}))
     assert second.stored.candidate != first.stored.candidate

@@ -171,7 +171,7 @@ def test_a_deleted_file_is_named_by_validate_before_and_after_reindex(
 ):
     files = dict(
         zip(
-            "a b promotion c".split(),
+            ["a", "b", "promotion", "c"],
             _three_records_and_a_promotion(record_in, any_ledger, raw_log),
             strict=True,
         )
@@ -212,7 +212,7 @@ def test_a_deleted_file_is_named_by_validate_before_and_after_reindex(
 def test_a_record_edited_rehashed_and_renamed_is_detected(record_in, any_ledger, raw_log, victim):
     files = dict(
         zip(
-            "a b promotion c".split(),
+            ["a", "b", "promotion", "c"],
             _three_records_and_a_promotion(record_in, any_ledger, raw_log),
             strict=True,
         )

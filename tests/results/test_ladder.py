@@ -24,8 +24,13 @@ def test_a_passing_profile_never_raises_the_level_by_itself(record_in, ledger, r
 
 
 def test_mechanism_needs_full_identity(record_in):
-    msg = refusal(record_in, full_draft(evidence="mechanism", **{"model.thinking_source": "", "model.revision": "",
-                                                                  "workload.seed": DELETE}))
+    msg = refusal(
+        record_in,
+        full_draft(
+            evidence="mechanism",
+            **{"model.thinking_source": "", "model.revision": "", "workload.seed": DELETE},
+        ),
+    )
     assert "model.revision: model revision pinned" in msg
     assert "model.thinking_source: where the thinking mode came from" in msg
     assert "workload.seed" in msg
@@ -48,21 +53,34 @@ def test_backend_version_is_filled_from_the_snapshot(record_in):
 
 
 def test_cpu_only_environment_cannot_carry_gpu_evidence(record_in):
-    msg = refusal(record_in, full_draft(evidence="mechanism", **{"backend.version": "5.16.0"}), snapshot="cpu-laptop")
+    msg = refusal(
+        record_in, full_draft(evidence="mechanism", **{"backend.version": "5.16.0"}), snapshot="cpu-laptop"
+    )
     assert "a CPU-only environment cannot carry single-gpu evidence" in msg
     # the same claim filed as CPU smoke evidence is fine
-    ok = record_in(full_draft(evidence="mechanism", profile="LAB-CPU", **{"backend.version": "5.16.0"}), snapshot="cpu-laptop")
+    ok = record_in(
+        full_draft(evidence="mechanism", profile="LAB-CPU", **{"backend.version": "5.16.0"}),
+        snapshot="cpu-laptop",
+    )
     assert ok.stored.evidence == "mechanism"
 
 
 def test_single_gpu_evidence_cannot_stand_for_a_multi_gpu_claim(record_in):
     msg = refusal(record_in, full_draft(evidence="mechanism", profile="LAB-MULTI"), snapshot="h100-single")
     assert "single-GPU evidence cannot stand for a multi-GPU claim (the snapshot has 1 visible GPU)" in msg
-    assert record_in(full_draft(evidence="mechanism", profile="LAB-MULTI"), snapshot="multi-gpu-8xa100").stored.evidence == "mechanism"
+    assert (
+        record_in(
+            full_draft(evidence="mechanism", profile="LAB-MULTI"), snapshot="multi-gpu-8xa100"
+        ).stored.evidence
+        == "mechanism"
+    )
 
 
 def test_serving_backend_cannot_stand_for_a_training_mechanism(record_in):
-    draft = full_draft(evidence="mechanism", **{"backend.name": "vllm", "backend.version": DELETE, "workload.kind": "training"})
+    draft = full_draft(
+        evidence="mechanism",
+        **{"backend.name": "vllm", "backend.version": DELETE, "workload.kind": "training"},
+    )
     msg = refusal(record_in, draft, snapshot="vllm-011-h100")
     assert "a serving backend's run (vllm) cannot stand for a training mechanism" in msg
     draft["workload"]["kind"] = "serving"
@@ -70,7 +88,9 @@ def test_serving_backend_cannot_stand_for_a_training_mechanism(record_in):
 
 
 def test_measured_needs_repetitions_and_the_raw_log(record_in, raw_log):
-    msg = refusal(record_in, full_draft(evidence="measured", **{"metrics.latency_p50_ms.repetitions": [41.0]}))
+    msg = refusal(
+        record_in, full_draft(evidence="measured", **{"metrics.latency_p50_ms.repetitions": [41.0]})
+    )
     assert "metrics.latency_p50_ms.repetitions: at least 3 repetitions with their dispersion, got 1" in msg
     assert 'the raw log with its sha256 (an artifact of kind "raw-log")' in msg
     done = record_in(full_draft(raw_log, evidence="measured"))
@@ -88,7 +108,12 @@ def test_declared_artifact_hash_must_match_the_file(record_in, raw_log):
 def test_failed_run_stays_at_smoke(record_in):
     draft = full_draft(evidence="mechanism", status="failed", failure_reason="CUDA out of memory", metrics={})
     assert "a failed run (CUDA out of memory) stays at smoke" in refusal(record_in, draft)
-    assert record_in(full_draft(status="failed", failure_reason="CUDA out of memory", metrics={})).stored.evidence == "smoke"
+    assert (
+        record_in(
+            full_draft(status="failed", failure_reason="CUDA out of memory", metrics={})
+        ).stored.evidence
+        == "smoke"
+    )
 
 
 def test_promotion_is_an_append_only_event(record_in, ledger, raw_log):
@@ -110,13 +135,21 @@ def test_promote_refuses_without_proof_and_lists_what_is_missing(record_in, ledg
 
 def test_reproduced_needs_an_independent_run_within_tolerance(record_in, ledger, raw_log):
     original = record_in(full_draft(raw_log, evidence="measured"), snapshot="h100-single")
-    assert "an independent run with the same identity key" in refusal(ledger.promote, original.record, "reproduced")
+    assert "an independent run with the same identity key" in refusal(
+        ledger.promote, original.record, "reproduced"
+    )
     # a rerun from the same snapshot is not independent
     record_in(full_draft(raw_log, run_label="same-env", evidence="measured"), snapshot="h100-single")
     assert "an independent run" in refusal(ledger.promote, original.record, "reproduced")
-    rerun = record_in(full_draft(raw_log, run_label="rerun", evidence="measured",
-                                 **{"metrics.latency_p50_ms": {"value": 42.5, "unit": "ms", "repetitions": [42.1, 42.5, 42.9]}}),
-                      snapshot="vllm-011-h100")
+    rerun = record_in(
+        full_draft(
+            raw_log,
+            run_label="rerun",
+            evidence="measured",
+            **{"metrics.latency_p50_ms": {"value": 42.5, "unit": "ms", "repetitions": [42.1, 42.5, 42.9]}},
+        ),
+        snapshot="vllm-011-h100",
+    )
     assert rerun.flags == []
     event = ledger.promote(original.record, "reproduced")
     assert event.proof["reproduced_by"] == rerun.stored.id
@@ -130,8 +163,10 @@ def test_reproduced_needs_a_declared_tolerance(record_in, ledger, raw_log):
 def test_rerun_outside_tolerance_flags_the_earlier_record(record_in, ledger, raw_log):
     original = record_in(full_draft(raw_log, evidence="measured"), snapshot="h100-single")
     slow = {"value": 60.0, "unit": "ms", "repetitions": [59.0, 60.0, 61.0]}
-    rerun = record_in(full_draft(raw_log, run_label="rerun", evidence="measured", **{"metrics.latency_p50_ms": slow}),
-                      snapshot="vllm-011-h100")
+    rerun = record_in(
+        full_draft(raw_log, run_label="rerun", evidence="measured", **{"metrics.latency_p50_ms": slow}),
+        snapshot="vllm-011-h100",
+    )
     assert len(rerun.flags) == 1
     assert rerun.flags[0].record_id == original.record.digest.partition(":")[2]
     assert "latency_p50_ms: 41.2 → 60" in rerun.flags[0].text
@@ -167,8 +202,12 @@ def test_declared_git_state_cannot_carry_delivery(record_in, ledger, raw_log, ch
     record_in(full_draft(raw_log, run_label="rerun", evidence="measured"), snapshot="vllm-011-h100")
     ledger.promote(declared.record, "reproduced")
     ledger.decide(declared.record.topic, declared.record.run_label, "ship")
-    assert "git.source: the git state observed by `record`" in refusal(ledger.promote, declared.record, "delivery")
-    with pytest.raises(InputError, match="git.commit: the draft declares cccccccccccc but the working tree is at"):
+    assert "git.source: the git state observed by `record`" in refusal(
+        ledger.promote, declared.record, "delivery"
+    )
+    with pytest.raises(
+        InputError, match="git.commit: the draft declares cccccccccccc but the working tree is at"
+    ):
         record_in(full_draft(raw_log), cwd=checkout)
 
 

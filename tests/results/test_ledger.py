@@ -67,7 +67,10 @@ def test_get_by_prefix(record_in, any_ledger):
 
 def test_decisions_are_append_only_and_the_newest_is_current(record_in, any_ledger):
     a = record_in(full_draft(), into=any_ledger)
-    record_in(full_draft(run_label="flash-attn", **{"backend.args.attn_implementation": "flash_attention_2"}), into=any_ledger)
+    record_in(
+        full_draft(run_label="flash-attn", **{"backend.args.attn_implementation": "flash_attention_2"}),
+        into=any_ledger,
+    )
     with pytest.raises(Refused, match="no record with topic"):
         any_ledger.decide(a.record.topic, "never-ran", "ship it")
     first = any_ledger.decide(a.record.topic, "baseline-sdpa", "keep sdpa for now")
@@ -86,7 +89,11 @@ def test_reindex_rebuilds_levels_flags_and_decisions_from_the_files(record_in, a
     a = record_in(full_draft(raw_log), into=any_ledger)
     any_ledger.promote(a.record, "measured")
     any_ledger.decide(a.record.topic, a.record.run_label, "baseline")
-    record_in(full_draft(raw_log, run_label="slow", **{"metrics.latency_p50_ms.value": 80.0}), snapshot="vllm-011-h100", into=any_ledger)
+    record_in(
+        full_draft(raw_log, run_label="slow", **{"metrics.latency_p50_ms.value": 80.0}),
+        snapshot="vllm-011-h100",
+        into=any_ledger,
+    )
     before = [(e.stored(), len(e.flags)) for e in any_ledger.entries()]
     assert before[0][0].evidence == "measured" and before[0][1] == 1  # the slow rerun flagged it
     with any_ledger.index.transaction() as tx:

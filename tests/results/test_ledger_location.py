@@ -53,8 +53,10 @@ def test_ledger_dir_below_a_file_is_one_line(sc, tmp_path):
 
 
 # ------------------------------------------------------------------ --ledger
-SUPPORTED = ("give a PostgreSQL DSN (postgresql://HOST/DB), sqlite:///ABSOLUTE/PATH, "
-             "sqlite:RELATIVE/PATH or a file path in an existing directory")
+SUPPORTED = (
+    "give a PostgreSQL DSN (postgresql://HOST/DB), sqlite:///ABSOLUTE/PATH, "
+    "sqlite:RELATIVE/PATH or a file path in an existing directory"
+)
 
 
 @pytest.mark.parametrize(
@@ -99,8 +101,10 @@ def test_a_directory_is_not_an_index_file(sc, tmp_path):
     (tmp_path / "dir").mkdir()
     code, out, err = sc("list", "--ledger", "dir", "--ledger-dir", "d")
     assert (code, out) == (2, "")
-    assert err == (f"stackcheck: error: --ledger dir: {tmp_path / 'dir'} is a directory, expected the SQLite "
-                   f"index file (e.g. {tmp_path / 'dir' / 'ledger.sqlite'})\n")
+    assert err == (
+        f"stackcheck: error: --ledger dir: {tmp_path / 'dir'} is a directory, expected the SQLite "
+        f"index file (e.g. {tmp_path / 'dir' / 'ledger.sqlite'})\n"
+    )
 
 
 def test_parse_ledger_url_forms(tmp_path, monkeypatch):

@@ -47,7 +47,11 @@ def test_cli_uses_the_discovered_ledger(tmp_path, monkeypatch, cli_main):
     deep = tmp_path / "repo" / "notebooks"
     deep.mkdir()
     monkeypatch.chdir(deep)
-    assert cli_main("results", "list") == (0, f"no records in the ledger at {tmp_path / 'repo' / '.stackcheck'}\n", "")
+    assert cli_main("results", "list") == (
+        0,
+        f"no records in the ledger at {tmp_path / 'repo' / '.stackcheck'}\n",
+        "",
+    )
     monkeypatch.setenv("STACKCHECK_LEDGER_DIR", str(tmp_path / "team"))
     assert cli_main("results", "list") == (0, f"no records in the ledger at {tmp_path / 'team'}\n", "")
     assert not (deep / ".stackcheck").exists()

@@ -13,7 +13,9 @@ def test_no_server_in_ci_fails(monkeypatch, ci):
     monkeypatch.setenv("CI", ci)
     with pytest.raises(pytest.fail.Exception) as info:
         postgres_dsn()
-    assert str(info.value).startswith("CI=true but STACKCHECK_TEST_POSTGRES_DSN is not set: the PostgreSQL server did not start")
+    assert str(info.value).startswith(
+        "CI=true but STACKCHECK_TEST_POSTGRES_DSN is not set: the PostgreSQL server did not start"
+    )
 
 
 @pytest.mark.parametrize("ci", [None, "", "false"])

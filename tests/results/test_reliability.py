@@ -57,8 +57,13 @@ def test_many_processes_lose_nothing_and_duplicate_nothing(any_ledger, catalog, 
     shared = msgspec.json.encode(_completed(catalog, tmp_path, run_label="everyone"))
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(any_ledger.root, any_ledger.index.url, w, shared, catalog, tmp_path, results))
-             for w in range(PROCESSES)]
+    procs = [
+        ctx.Process(
+            target=_writer,
+            args=(any_ledger.root, any_ledger.index.url, w, shared, catalog, tmp_path, results),
+        )
+        for w in range(PROCESSES)
+    ]
     for p in procs:
         p.start()
     outcomes = [results.get(timeout=240) for _ in procs]
@@ -107,13 +112,19 @@ CRASH = textwrap.dedent(
 
 
 @pytest.mark.parametrize("where", ["write", "link", "index"])
-def test_a_crash_mid_write_leaves_no_partial_record_and_an_intact_index(any_ledger, catalog, tmp_path, where, record_in):
+def test_a_crash_mid_write_leaves_no_partial_record_and_an_intact_index(
+    any_ledger, catalog, tmp_path, where, record_in
+):
     earlier = record_in(full_draft(run_label="earlier"), into=any_ledger)
     rec = _completed(catalog, tmp_path, run_label="crashing")
     record_file = tmp_path / "record.json"
     record_file.write_bytes(msgspec.json.encode(rec))
-    proc = subprocess.run([sys.executable, "-c", CRASH, str(any_ledger.root), any_ledger.index.url, str(record_file), where],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASH, str(any_ledger.root), any_ledger.index.url, str(record_file), where],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 17, proc.stderr
     # the index is intact and still lists exactly what was committed
     assert [e.stored().id for e in any_ledger.entries()] == [earlier.stored.id]

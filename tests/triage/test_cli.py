@@ -19,7 +19,12 @@ def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
 
 
 def test_json_contract_best_match_first():
-    p = run(str(TRIAGE_DATA / "oom-fragmentation.txt"), "--json", "--snapshot", str(SNAPSHOTS / "h100-single.json"))
+    p = run(
+        str(TRIAGE_DATA / "oom-fragmentation.txt"),
+        "--json",
+        "--snapshot",
+        str(SNAPSHOTS / "h100-single.json"),
+    )
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert {"matches", "failure_region", "environment_source"} <= d.keys()
@@ -49,7 +54,12 @@ def test_no_match_says_so_and_shows_the_region():
 
 
 def test_collect_env_block_in_the_input_wins_over_a_given_snapshot():
-    p = run(str(TRIAGE_DATA / "driver-too-old-torch13-issue.txt"), "--json", "--snapshot", str(SNAPSHOTS / "h200-drv580-cu130.json"))
+    p = run(
+        str(TRIAGE_DATA / "driver-too-old-torch13-issue.txt"),
+        "--json",
+        "--snapshot",
+        str(SNAPSHOTS / "h200-drv580-cu130.json"),
+    )
     d = json.loads(p.stdout)
     assert d["environment_source"].startswith("collect_env block in the input")
     best = d["matches"][0]
@@ -60,7 +70,7 @@ def test_collect_env_block_in_the_input_wins_over_a_given_snapshot():
 def test_from_collect_env_file_is_an_environment_source(tmp_path):
     env_file = tmp_path / "env.txt"
     lines = (TRIAGE_DATA / "driver-too-old-torch13-issue.txt").read_text().splitlines()
-    env_file.write_text("\n".join(lines[lines.index("```") + 1:]))
+    env_file.write_text("\n".join(lines[lines.index("```") + 1 :]))
     p = run(str(TRIAGE_DATA / "libcudart-10-mmcv.txt"), "--json", "--from-collect-env", str(env_file))
     d = json.loads(p.stdout)
     assert d["environment_source"] == f"collect_env {env_file}"
@@ -90,5 +100,10 @@ def test_bad_input_is_one_line_and_exit_2(args, stdin, message):
 
 
 def test_usage_errors_exit_2():
-    p = run(str(TRIAGE_DATA / "oom-legacy-wording.txt"), "--no-env", "--snapshot", str(SNAPSHOTS / "h100-single.json"))
+    p = run(
+        str(TRIAGE_DATA / "oom-legacy-wording.txt"),
+        "--no-env",
+        "--snapshot",
+        str(SNAPSHOTS / "h100-single.json"),
+    )
     assert p.returncode == 2 and b"--no-env cannot be combined" in p.stderr

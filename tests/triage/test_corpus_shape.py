@@ -19,8 +19,16 @@ CORPUS = TRIAGE_DATA / "corpus"
 SPLITS = ("train", "heldout")
 # categories the corpus needs beyond the rule vocabulary (proposed in the corpus README)
 PROPOSED = (
-    "infrastructure", "test-assertion", "timeout-or-hang", "illegal-memory-access", "disk-full",
-    "shared-memory", "resolver-conflict", "protobuf", "glibc", "extension-build",
+    "infrastructure",
+    "test-assertion",
+    "timeout-or-hang",
+    "illegal-memory-access",
+    "disk-full",
+    "shared-memory",
+    "resolver-conflict",
+    "protobuf",
+    "glibc",
+    "extension-build",
 )
 FIELDS = {"id", "source", "text", "category", "root_cause", "fix", "confirmed_by", "culprit", "notes"}
 URL = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull)/(\d+)$")
@@ -97,8 +105,7 @@ def test_index_table_agrees_with_the_files():
         if len(cells) == 6 and NAME.fullmatch(cells[0]):
             rows[cells[0]] = cells
     expected = {
-        p.name: [p.name, c["id"], c["source"]["repository"], c["source"]["url"], c["category"],
-                 p.parent.name]
+        p.name: [p.name, c["id"], c["source"]["repository"], c["source"]["url"], c["category"], p.parent.name]
         for p, c in _load()
     }
     assert rows == expected

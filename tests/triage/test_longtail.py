@@ -97,8 +97,7 @@ def test_a_so_path_hard_wrapped_by_the_terminal_is_rejoined():
     assert (m.rule_id, m.line, m.culprit) == ("KB301", 1, "mmcv")
     assert (
         "library that failed to load: /home/u/.venv/lib/python3.10/site-packages/mmcv/"
-        "_ext.cpython-310-x86_64-linux-gnu.so (from mmcv)"
-        in m.evidence
+        "_ext.cpython-310-x86_64-linux-gnu.so (from mmcv)" in m.evidence
     )
     assert "mmcv was compiled against another torch than the one it is loaded with" in m.evidence
 
@@ -207,16 +206,16 @@ def test_github_actions_error_markers_and_inline_code_are_removed():
     assert m.rule_id == "KB301" and m.culprit == "torch"
     assert (
         "missing symbol: _ZN4thpp10THCSTensorIlEC1EP8THCStateP14THCSLongTensor, "
-        "defined by torch (its old TH libraries)"
-        in m.evidence
+        "defined by torch (its old TH libraries)" in m.evidence
     )
 
 
 def test_a_warning_without_an_error_word_opens_the_region():
     """NumPy's warning has no error keyword; the region must start there, not at the traceback."""
+    import io
+
     from stackcheck.triage.reader import iter_lines
     from stackcheck.triage.regions import extract_regions
-    import io
 
     noise = "".join(f"step {i}\n" for i in range(40))
     text = (

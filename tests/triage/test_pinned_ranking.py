@@ -19,7 +19,10 @@ from .test_ranking import DRIVER_AND_MODULE
 
 def matches(text: str, snapshot_name: str | None = None) -> dict[str, tuple[float, str, str]]:
     snapshot = load_snapshot(str(SNAPSHOTS / snapshot_name)) if snapshot_name else None
-    return {m.rule_id: (m.score, m.confidence, m.environment) for m in triage_text(text, snapshot=snapshot).matches}
+    return {
+        m.rule_id: (m.score, m.confidence, m.environment)
+        for m in triage_text(text, snapshot=snapshot).matches
+    }
 
 
 # ---------------------------------------------------------------- the environment's points
@@ -53,15 +56,24 @@ def test_cpu_torch_on_a_cpu_only_machine_loses_25_and_one_confidence_step():
 def test_agreement_raises_a_medium_rule_one_step():
     text = (TRIAGE_DATA / "libcudart-10-mmcv.txt").read_text()
     assert matches(text) == {"KB103": (60.0, "high", "not-judged"), "KB104": (29.75, "medium", "not-judged")}
-    assert matches(text, "h100-single.json") == {"KB103": (85.0, "high", "agrees"), "KB104": (54.75, "high", "agrees")}
+    assert matches(text, "h100-single.json") == {
+        "KB103": (85.0, "high", "agrees"),
+        "KB104": (54.75, "high", "agrees"),
+    }
 
 
 @pytest.mark.parametrize(
     "confidence, agreement, shown",
     [
-        ("low", -1, "low"), ("low", 0, "low"), ("low", 1, "medium"),
-        ("medium", -1, "low"), ("medium", 0, "medium"), ("medium", 1, "high"),
-        ("high", -1, "medium"), ("high", 0, "high"), ("high", 1, "high"),
+        ("low", -1, "low"),
+        ("low", 0, "low"),
+        ("low", 1, "medium"),
+        ("medium", -1, "low"),
+        ("medium", 0, "medium"),
+        ("medium", 1, "high"),
+        ("high", -1, "medium"),
+        ("high", 0, "high"),
+        ("high", 1, "high"),
     ],
 )
 def test_confidence_moves_exactly_one_step_and_stays_in_range(confidence, agreement, shown):
@@ -83,9 +95,16 @@ SM120 = "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not
 def test_each_further_signature_adds_5_points():
     assert matches(K80) == {"KB002": (58.75, "high", "not-judged")}  # 28.75 + 30
     assert matches(K80 + HINT) == {"KB002": (63.75, "high", "not-judged")}
-    assert matches(K80 + HINT + NO_KERNEL)["KB002"] == (68.75, "high", "not-judged")  # +10, the cap of 2 further
+    assert matches(K80 + HINT + NO_KERNEL)["KB002"] == (
+        68.75,
+        "high",
+        "not-judged",
+    )  # +10, the cap of 2 further
     assert matches(SM120) == {"KB001": (50.0, "high", "not-judged")}
-    assert matches(SM120 + NO_KERNEL) == {"KB001": (55.0, "high", "not-judged"), "KB002": (44.0, "high", "not-judged")}
+    assert matches(SM120 + NO_KERNEL) == {
+        "KB001": (55.0, "high", "not-judged"),
+        "KB002": (44.0, "high", "not-judged"),
+    }
 
 
 def test_second_signature_breaks_a_tie_between_two_rules():

@@ -14,10 +14,21 @@ from stackcheck.triage.signatures import SignatureIndex
 
 FRAGMENTS = st.sampled_from(
     [
-        "Traceback (most recent call last):", '  File "x.py", line 1, in <module>', "ERROR", "##[error]",
-        "CUDA out of memory. Tried to allocate 2.00 GiB", "No module named 'a.b'", "\x1b[31m", "\r", "\t",
-        "PyTorch version: 2.1.0+cu121", "Nvidia driver version: 470.1", "[rank0]: ", "During handling of the above exception",
-        "Assertion `srcIndex < srcSelectDimSize` failed.", "GPU 0 has a total capacity of 0 bytes of which nan is free.",
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1, in <module>',
+        "ERROR",
+        "##[error]",
+        "CUDA out of memory. Tried to allocate 2.00 GiB",
+        "No module named 'a.b'",
+        "\x1b[31m",
+        "\r",
+        "\t",
+        "PyTorch version: 2.1.0+cu121",
+        "Nvidia driver version: 470.1",
+        "[rank0]: ",
+        "During handling of the above exception",
+        "Assertion `srcIndex < srcSelectDimSize` failed.",
+        "GPU 0 has a total capacity of 0 bytes of which nan is free.",
     ]
 )
 TEXT = st.lists(st.one_of(st.text(max_size=80), FRAGMENTS), max_size=40).map("\n".join)
@@ -43,14 +54,26 @@ def test_malformed_signature_names_the_rule_and_field():
 
 def test_catastrophic_backtracking_pattern_stays_linear():
     """(a+)+$ takes exponential time in a backtracking engine on 'aaaa…b'; RE2 does not."""
-    index = SignatureIndex([Rule(id="KB198", title="t", category="other", signatures=[r"(a+)+$", r"(x|x)*y"])])
+    index = SignatureIndex(
+        [Rule(id="KB198", title="t", category="other", signatures=[r"(a+)+$", r"(x|x)*y"])]
+    )
     assert index.search("a" * 50_000 + "b") == []
     assert index.search("x" * 50_000) == []
     assert [h.signature.index for h in index.search("a" * 50_000)] == [0]
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=30), FRAGMENTS), max_size=600))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(
+                alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=30
+            ),
+            FRAGMENTS,
+        ),
+        max_size=600,
+    )
+)
 def test_regions_are_ordered_disjoint_and_faithful_to_the_input(lines):
     """Regions never overlap, come in input order, and (when not elided) are exactly the
     input lines between their first and last line numbers."""

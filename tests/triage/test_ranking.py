@@ -61,7 +61,9 @@ def test_specificity_counts_demanded_literals_only():
 
 
 def test_more_specific_signature_wins_on_the_same_line():
-    d = triage_text("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory")
+    d = triage_text(
+        "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory"
+    )
     assert [m.rule_id for m in d.matches][:2] == ["KB103", "KB104"]
     assert d.matches[0].score > d.matches[1].score
 
@@ -122,7 +124,9 @@ def test_live_environment_is_not_used_for_an_error_from_another_environment():
     d = triage_text(elsewhere, live_environment=gather)
     assert calls and d.environment_source.startswith("none (the input comes from /usr")
     assert {m.environment for m in d.matches} == {"not-judged"}
-    here = elsewhere.replace("/usr/local/lib/python3.6/dist-packages", "/opt/conda/envs/proj/lib/python3.10/site-packages")
+    here = elsewhere.replace(
+        "/usr/local/lib/python3.6/dist-packages", "/opt/conda/envs/proj/lib/python3.10/site-packages"
+    )
     assert triage_text(here, live_environment=gather).environment_source == "live environment"
     assert triage_text("just words", live_environment=gather).environment_source == "none"
     assert len(calls) == 2  # not gathered when nothing matched

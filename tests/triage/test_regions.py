@@ -18,7 +18,9 @@ SHARED_LOGS = SHARED / "data" / "logs"
 
 def region_benchmark():
     """benchmarks/triage_regions.py, which measures extraction on the shared log data."""
-    spec = importlib.util.spec_from_file_location("triage_regions", Path(__file__).parents[2] / "benchmarks" / "triage_regions.py")
+    spec = importlib.util.spec_from_file_location(
+        "triage_regions", Path(__file__).parents[2] / "benchmarks" / "triage_regions.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -38,9 +40,11 @@ def test_clean_line_removes_colour_timestamps_and_progress():
 
 
 def test_python_traceback_is_followed_to_its_exception_line():
-    text = "setup\nTraceback (most recent call last):\n" + "".join(
-        f'  File "f{i}.py", line {i}, in g\n    call()\n' for i in range(30)
-    ) + "ValueError: bad value\nnext step\n\n\nunrelated\n"
+    text = (
+        "setup\nTraceback (most recent call last):\n"
+        + "".join(f'  File "f{i}.py", line {i}, in g\n    call()\n' for i in range(30))
+        + "ValueError: bad value\nnext step\n\n\nunrelated\n"
+    )
     (region,) = regions_of(text)
     assert region.kind == "traceback"
     assert region.lines[0] == "setup" and "ValueError: bad value" in region.lines
@@ -134,7 +138,9 @@ def test_github_actions_run_regions_are_few_and_bounded(gha_logs):
         for region in extract_regions(lines):
             kept += len(region.lines)
             assert len(region.lines) <= REGION_HEAD + 1 + REGION_TAIL
-            assert not any(line[:4].isdigit() and "T" in line[:11] and line[10:11] == "T" for line in region.lines)
+            assert not any(
+                line[:4].isdigit() and "T" in line[:11] and line[10:11] == "T" for line in region.lines
+            )
     assert len(gha_logs) > 150 and total > 50_000
     assert kept < 0.1 * total
 
@@ -159,5 +165,7 @@ def test_reader_rejects_random_bytes_without_nul_but_keeps_latin1_logs():
     random_bytes = bytes(range(0x80, 0x100)) * 2 + b"\n"  # no NUL, none of it UTF-8
     with pytest.raises(InputError, match="binary"):
         list(iter_lines(io.BytesIO(random_bytes), "x.bin"))
-    latin1 = "Fehler: Gerät nicht verfügbar — CUDA error: out of memory at step 12\n".encode("latin-1", "replace")
+    latin1 = "Fehler: Gerät nicht verfügbar — CUDA error: out of memory at step 12\n".encode(
+        "latin-1", "replace"
+    )
     assert "CUDA error: out of memory" in next(iter_lines(io.BytesIO(latin1), "x.log"))

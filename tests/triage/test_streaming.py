@@ -30,7 +30,7 @@ class GeneratedLog(io.RawIOBase):
             chunk = (NOISE * (len(buffer) // len(NOISE) + 1))[: min(len(buffer), self.remaining)]
             self.remaining -= len(chunk)
         else:
-            chunk, self.tail = self.tail[: len(buffer)], self.tail[len(buffer):]
+            chunk, self.tail = self.tail[: len(buffer)], self.tail[len(buffer) :]
         buffer[: len(chunk)] = chunk
         return len(chunk)
 

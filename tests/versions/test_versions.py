@@ -34,7 +34,9 @@ def specifier_text(draw) -> str:
     if op in ("==*", "!=*"):
         return f"{op[:2]}{draw(_epoch)}{draw(_release)}.*"
     if op == "~=":
-        return f"~={draw(_epoch)}{draw(_release)}.{draw(st.integers(0, 3))}{draw(_pre)}{draw(_post)}{draw(_dev)}"
+        return (
+            f"~={draw(_epoch)}{draw(_release)}.{draw(st.integers(0, 3))}{draw(_pre)}{draw(_post)}{draw(_dev)}"
+        )
     if op == "===":
         return f"==={draw(st.one_of(version_text(), st.sampled_from(['1.0', '1', 'foo'])))}"
     return op + draw(version_text(local=op in ("==", "!=")))
@@ -50,8 +52,26 @@ def specifier_set(draw) -> SpecifierSet:
 
 
 _BASES = ["0", "0.1", "1", "1.0.1", "1.1", "1.2", "2", "2.0.1", "2.1", "3", "3.3.3", "1!0", "1!1", "1!2.1"]
-_SUFFIXES = ["", ".dev0", ".dev1", "a0", "a1", "a1.dev0", "b1", "rc1", "rc1.post1", "rc2",
-             ".post0", ".post1", ".post1.dev0", ".post2", "+local", "+1", ".post1+local", "a1+1"]
+_SUFFIXES = [
+    "",
+    ".dev0",
+    ".dev1",
+    "a0",
+    "a1",
+    "a1.dev0",
+    "b1",
+    "rc1",
+    "rc1.post1",
+    "rc2",
+    ".post0",
+    ".post1",
+    ".post1.dev0",
+    ".post2",
+    "+local",
+    "+1",
+    ".post1+local",
+    "a1+1",
+]
 GRID = [Version(b + s) for b, s in itertools.product(_BASES, _SUFFIXES)]
 
 

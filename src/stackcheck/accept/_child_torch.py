@@ -85,7 +85,11 @@ def gpu(cfg, workdir):
     if isinstance(got, dict):
         return got
     (torch,) = got
-    facts = {"torch": torch.__version__, "cuda_build": torch.version.cuda, "hip_build": getattr(torch.version, "hip", None)}
+    facts = {
+        "torch": torch.__version__,
+        "cuda_build": torch.version.cuda,
+        "hip_build": getattr(torch.version, "hip", None),
+    }
     if torch.cuda.is_available():
         device = "cuda"
         facts["device_name"] = torch.cuda.get_device_name(0)
@@ -131,7 +135,13 @@ def save(cfg, workdir):
     st.save_file({"input": x, "output": out}, os.path.join(workdir, "io.safetensors"))
     import safetensors
 
-    return {"torch": torch.__version__, "safetensors": safetensors.__version__, "file": weights, "bytes": os.path.getsize(weights), "tensors": len(model.state_dict())}
+    return {
+        "torch": torch.__version__,
+        "safetensors": safetensors.__version__,
+        "file": weights,
+        "bytes": os.path.getsize(weights),
+        "tensors": len(model.state_dict()),
+    }
 
 
 def load(cfg, workdir):

@@ -7,11 +7,11 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 import msgspec
 
@@ -29,14 +29,27 @@ from stackcheck.accept.steps import (
 )
 from stackcheck.errors import InputError
 from stackcheck.fileio import atomic_write
-from stackcheck.shellcmd import command
 from stackcheck.models.finding import CheckResult, Report, internal_error, worst
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_text, redact_value
+from stackcheck.shellcmd import command
 
 # Packages named in the readable summary when installed, besides the profile's own.
-SUMMARY_PACKAGES = ("numpy", "torch", "torchvision", "torchaudio", "safetensors", "triton", "transformers", "accelerate", "datasets", "peft", "trl", "vllm")
+SUMMARY_PACKAGES = (
+    "numpy",
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "safetensors",
+    "triton",
+    "transformers",
+    "accelerate",
+    "datasets",
+    "peft",
+    "trl",
+    "vllm",
+)
 
 
 @dataclass
@@ -75,7 +88,9 @@ def accept(
         raise InputError(f"--repo {repo}: {what} (expected the repository for the hygiene step)")
     out = Path(out_dir) if out_dir else default_out_dir()
     _prepare(out)
-    snapshot = obtain_snapshot(python_path=python_path, modules=tuple(profile.required_modules) if profile else ())
+    snapshot = obtain_snapshot(
+        python_path=python_path, modules=tuple(profile.required_modules) if profile else ()
+    )
     python = snapshot.python.executable or sys.executable
     pip_install = Context(snapshot=snapshot, profile=profile).pip_install
     needs = Needs(
@@ -90,7 +105,10 @@ def accept(
     step = _Progress(progress)
     step.start(f"accept: {len(TITLES)} steps in {python} (each child process up to {timeout:g} s)")
 
-    with tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work, ThreadPoolExecutor(max_workers=_workers()) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work,
+        ThreadPoolExecutor(max_workers=_workers()) as pool,
+    ):
         config = json.dumps(MODEL_CONFIG)
 
         def child(script: str, *args: str):
@@ -98,7 +116,11 @@ def accept(
 
         def roundtrip():
             saved = child("_child_torch.py", "save", work, config)
-            loaded = child("_child_torch.py", "load", work, config) if saved.facts and "missing" not in saved.facts else None
+            loaded = (
+                child("_child_torch.py", "load", work, config)
+                if saved.facts and "missing" not in saved.facts
+                else None
+            )
             logs["ACC004-safetensors"] = saved.log + ("\n" + loaded.log if loaded else "")
             result = judge_roundtrip(saved, loaded, needs)
             result.evidence.setdefault("seconds", f"{saved.seconds + (loaded.seconds if loaded else 0):.1f}")
@@ -129,8 +151,11 @@ def accept(
         atomic_write(out / "logs" / f"{name}.log", redact_text(text))
     _write_json(out / "snapshot.json", snapshot)
     results["ACC005"] = CheckResult(
-        id="ACC005", title=TITLES["ACC005"], verdict="ok",
-        observed=f"snapshot.json and summary.txt in {out}", evidence={"snapshot": str(out / "snapshot.json"), "summary": str(out / "summary.txt")},
+        id="ACC005",
+        title=TITLES["ACC005"],
+        verdict="ok",
+        observed=f"snapshot.json and summary.txt in {out}",
+        evidence={"snapshot": str(out / "snapshot.json"), "summary": str(out / "summary.txt")},
     )
     step.done(results["ACC005"])
     results["ACC007"] = step.done(_preflight(snapshot, profile, out))
@@ -184,8 +209,9 @@ class _Progress:
         return result
 
 
-def _rerun_options(python_path: str | None, profile: Profile | None, registry_source: str | None,
-                   repo: str | None) -> tuple[str, ...]:
+def _rerun_options(
+    python_path: str | None, profile: Profile | None, registry_source: str | None, repo: str | None
+) -> tuple[str, ...]:
     """The ``stackcheck accept`` options of this run that a rerun needs (for fixes)."""
     from stackcheck.catalog.registry import BUILTIN
 
@@ -219,12 +245,14 @@ def _prepare(out: Path) -> None:
 
 
 def _summary_line(report: Report, limit: int = 3) -> tuple[str, str | None]:
-    """"2 blocked, 1 warning: HYG001 a.py line 3; …" and the first fix, for a nested report."""
+    """ "2 blocked, 1 warning: HYG001 a.py line 3; …" and the first fix, for a nested report."""
     rank = {"error": 0, "blocked": 1, "warning": 2}
     bad = sorted((c for c in report.checks if c.verdict in rank), key=lambda c: rank[c.verdict])
     counts = {v: sum(c.verdict == v for c in report.checks) for v in ("error", "blocked", "warning", "ok")}
     head = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    listed = "; ".join(f"{c.id} {c.subject or c.title}" for c in bad[:limit]) + (f"; and {len(bad) - limit} more" if len(bad) > limit else "")
+    listed = "; ".join(f"{c.id} {c.subject or c.title}" for c in bad[:limit]) + (
+        f"; and {len(bad) - limit} more" if len(bad) > limit else ""
+    )
     return (f"{head}: {listed}" if listed else head), (bad[0].fix if bad else None)
 
 
@@ -234,13 +262,21 @@ def _hygiene(repo: str | None, out: Path) -> CheckResult:
 
     root = repository_root(repo or os.getcwd())
     if root is None:
-        return CheckResult(id="ACC006", title=TITLES["ACC006"], verdict="skipped", reason=f"{repo or os.getcwd()} is not inside a git repository")
+        return CheckResult(
+            id="ACC006",
+            title=TITLES["ACC006"],
+            verdict="skipped",
+            reason=f"{repo or os.getcwd()} is not inside a git repository",
+        )
     try:
         report = scan(root)
     except InputError as exc:
         return CheckResult(
-            id="ACC006", title=TITLES["ACC006"], verdict="blocked",
-            observed=f"the hygiene scan could not run: {exc}", expected="a readable ignore file",
+            id="ACC006",
+            title=TITLES["ACC006"],
+            verdict="blocked",
+            observed=f"the hygiene scan could not run: {exc}",
+            expected="a readable ignore file",
             fix=f"fix the ignore file, then run: {command('stackcheck', 'hygiene', root)}",
         )
     path = out / "hygiene.json"
@@ -249,8 +285,12 @@ def _hygiene(repo: str | None, out: Path) -> CheckResult:
     if fix:  # the first finding's fix as it stands (a command stays a command); the rest in the report
         observed += f"; every finding in {path}"
     return CheckResult(
-        id="ACC006", title=TITLES["ACC006"], verdict=report.verdict, observed=f"{root}: {observed}",
-        expected="no blocked hygiene findings", fix=fix,
+        id="ACC006",
+        title=TITLES["ACC006"],
+        verdict=report.verdict,
+        observed=f"{root}: {observed}",
+        expected="no blocked hygiene findings",
+        fix=fix,
         evidence={"report": str(path), "files": report.environment["files"]},
     )
 
@@ -262,7 +302,9 @@ def _write_json(path: Path, obj) -> None:
 
 def _preflight(snapshot: Snapshot, profile: Profile | None, out: Path) -> CheckResult:
     if profile is None:
-        return CheckResult(id="ACC007", title=TITLES["ACC007"], verdict="skipped", reason="no --profile given")
+        return CheckResult(
+            id="ACC007", title=TITLES["ACC007"], verdict="skipped", reason="no --profile given"
+        )
     from stackcheck.judge import judge
 
     report = judge(snapshot, command="preflight", profile=profile)
@@ -270,20 +312,28 @@ def _preflight(snapshot: Snapshot, profile: Profile | None, out: Path) -> CheckR
     _write_json(path, report)
     observed, fix = _summary_line(report)
     return CheckResult(
-        id="ACC007", title=TITLES["ACC007"], verdict=report.verdict, subject=profile.id, observed=f"{profile.id}: {observed}",
-        expected=f"the environment satisfies {profile.id}", fix=fix, evidence={"report": str(path)},
+        id="ACC007",
+        title=TITLES["ACC007"],
+        verdict=report.verdict,
+        subject=profile.id,
+        observed=f"{profile.id}: {observed}",
+        expected=f"the environment satisfies {profile.id}",
+        fix=fix,
+        evidence={"report": str(path)},
     )
 
 
 def summary_text(report: Report, snapshot: Snapshot, profile: Profile | None) -> str:
     """The readable version report: what was checked, the versions that matter, the verdicts."""
-    from stackcheck.render.text import report_text
-
     from packaging.utils import canonicalize_name
+
+    from stackcheck.render.text import report_text
 
     py = snapshot.python
     installed = {canonicalize_name(d.name): d.version for d in snapshot.packages.distributions}
-    wanted = [canonicalize_name(n) for n in SUMMARY_PACKAGES] + (sorted(requirement_names(profile)) if profile else [])
+    wanted = [canonicalize_name(n) for n in SUMMARY_PACKAGES] + (
+        sorted(requirement_names(profile)) if profile else []
+    )
     names = [f"{n} {installed[n]}" for n in dict.fromkeys(wanted) if n in installed]
     plat = snapshot.platform
     torch = snapshot.torch
@@ -291,10 +341,14 @@ def summary_text(report: Report, snapshot: Snapshot, profile: Profile | None) ->
     lines = [
         f"stackcheck accept  {snapshot.tool.captured_at}",
         f"interpreter: {py.executable} (Python {py.version}, {py.env_kind or 'unknown env'})",
-        f"platform:    {plat.system or '?'} {plat.machine} {plat.distro_name}".rstrip() + (f", {plat.libc_family} {plat.libc_version}" if plat.libc_family else ""),
+        f"platform:    {plat.system or '?'} {plat.machine} {plat.distro_name}".rstrip()
+        + (f", {plat.libc_family} {plat.libc_version}" if plat.libc_family else ""),
         f"packages:    {', '.join(names) or 'none of the usual ML packages'} ({len(installed)} distributions in snapshot.json)",
-        f"torch:       {torch.version or 'not installed'}" + (f", CUDA build {torch.cuda}" if torch.cuda else (", CPU build" if torch.version else "")),
-        "GPUs:        " + (", ".join(f"{g.name} ({g.compute_capability})" for g in acc.gpus) or "none found") + (f", driver {acc.driver_version}" if acc.driver_version else ""),
+        f"torch:       {torch.version or 'not installed'}"
+        + (f", CUDA build {torch.cuda}" if torch.cuda else (", CPU build" if torch.version else "")),
+        "GPUs:        "
+        + (", ".join(f"{g.name} ({g.compute_capability})" for g in acc.gpus) or "none found")
+        + (f", driver {acc.driver_version}" if acc.driver_version else ""),
         "",
         report_text(report, verbose=True).rstrip(),
         "",

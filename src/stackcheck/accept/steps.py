@@ -18,15 +18,26 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from stackcheck.checks.external_docs import ACCEPT_TITLES as TITLES
 from stackcheck.identifiers import and_join
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.profile import Profile
-from stackcheck.checks.external_docs import ACCEPT_TITLES as TITLES
-from stackcheck.shellcmd import command, join, with_note
 from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
+from stackcheck.shellcmd import command, join, with_note
 
 # The tiny model every torch step builds: one transformer encoder block + a linear head.
-MODEL_CONFIG = {"d_model": 32, "n_heads": 4, "d_ff": 64, "seq": 8, "batch": 16, "d_out": 4, "seed": 0, "steps": 8, "lr": 0.05, "gpu_n": 1024}
+MODEL_CONFIG = {
+    "d_model": 32,
+    "n_heads": 4,
+    "d_ff": 64,
+    "seq": 8,
+    "batch": 16,
+    "d_out": 4,
+    "seed": 0,
+    "steps": 8,
+    "lr": 0.05,
+    "gpu_n": 1024,
+}
 NUMPY_TOLERANCE = 1e-9  # the NumPy answers are exact in float64
 GPU_RELATIVE_TOLERANCE = 1e-3  # fp32 sums in another order (TF32 is switched off)
 
@@ -49,8 +60,9 @@ class ChildRun:
 
 def run_child(python: str, script: str, args: list[str], *, timeout: float, workdir: str) -> ChildRun:
     start = time.monotonic()
-    done = run([python, "-c", _source(script), *args], timeout=timeout, cwd=workdir,
-               max_output=LARGE_OUTPUT_BYTES)
+    done = run(
+        [python, "-c", _source(script), *args], timeout=timeout, cwd=workdir, max_output=LARGE_OUTPUT_BYTES
+    )
     seconds = time.monotonic() - start
     log = f"$ {shlex.quote(python)} -c <{script}> {join(args)}\n--- stdout\n{done.stdout}"
     log += f"--- stderr\n{done.stderr}"
@@ -88,8 +100,16 @@ class Needs:
     Also what a fix needs to know: the checked interpreter, how many GPUs the machine showed,
     and the ``stackcheck accept`` options to rerun with (``rerun``, ``timeout``)."""
 
-    def __init__(self, profile: Profile | None, pip_install, python: str | None = None, *, gpus: int = 0,
-                 rerun: tuple[str, ...] = (), timeout: float = DEFAULT_TIMEOUT_S):
+    def __init__(
+        self,
+        profile: Profile | None,
+        pip_install,
+        python: str | None = None,
+        *,
+        gpus: int = 0,
+        rerun: tuple[str, ...] = (),
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ):
         self.profile = profile
         self.pip_install = pip_install  # (requirement, …) → paste-able command
         self.python = python  # the checked interpreter, for the stackcheck commands of fixes
@@ -115,8 +135,11 @@ class Needs:
                     reason=f"{package} is not installed and profile {self.profile.id} does not need it",
                 )
         specs = [self._specs.get(canonicalize_name(p), p) for p in packages]
-        why = (f"profile {self.profile.id} requires {'it' if len(packages) == 1 else 'them'}" if self.profile
-               else "the standard acceptance stack is numpy + torch + safetensors")
+        why = (
+            f"profile {self.profile.id} requires {'it' if len(packages) == 1 else 'them'}"
+            if self.profile
+            else "the standard acceptance stack is numpy + torch + safetensors"
+        )
         names = and_join(packages)
         return _result(
             check_id,
@@ -146,7 +169,14 @@ def _result(check_id: str, verdict, **kw) -> CheckResult:
 def _failed(check_id: str, run_: ChildRun, needs: Needs, fix: str) -> CheckResult:
     if run_.timed_out:
         return needs.timed_out(check_id, run_)
-    return _result(check_id, "blocked", observed=f"the step failed: {run_.error}", expected="the step runs to the end", fix=fix, evidence={"seconds": f"{run_.seconds:.1f}"})
+    return _result(
+        check_id,
+        "blocked",
+        observed=f"the step failed: {run_.error}",
+        expected="the step runs to the end",
+        fix=fix,
+        evidence={"seconds": f"{run_.seconds:.1f}"},
+    )
 
 
 def missing_packages(facts: dict) -> list[str]:
@@ -169,13 +199,26 @@ def judge_numpy(run_: ChildRun, needs: Needs) -> CheckResult:
         return early
     f = run_.facts
     worst_name, worst_err = max(f["errors"].items(), key=lambda kv: kv[1])
-    evidence = {"numpy": f["numpy"], "blas": f.get("blas") or "unknown", **{k: f"{v:.3g}" for k, v in f["errors"].items()}}
+    evidence = {
+        "numpy": f["numpy"],
+        "blas": f.get("blas") or "unknown",
+        **{k: f"{v:.3g}" for k, v in f["errors"].items()},
+    }
     if not math.isfinite(worst_err) or worst_err > NUMPY_TOLERANCE:
         return _result(
-            "ACC001", "blocked", observed=f"{worst_name} is off by {worst_err:.3g} (numpy {f['numpy']}, BLAS {evidence['blas']})",
-            expected=f"exact answers (error <= {NUMPY_TOLERANCE:g})", fix=needs.pip_install("--force-reinstall", "numpy"), evidence=evidence,
+            "ACC001",
+            "blocked",
+            observed=f"{worst_name} is off by {worst_err:.3g} (numpy {f['numpy']}, BLAS {evidence['blas']})",
+            expected=f"exact answers (error <= {NUMPY_TOLERANCE:g})",
+            fix=needs.pip_install("--force-reinstall", "numpy"),
+            evidence=evidence,
         )
-    return _result("ACC001", "ok", observed=f"numpy {f['numpy']} ({evidence['blas']}): solve and matmul exact", evidence=evidence)
+    return _result(
+        "ACC001",
+        "ok",
+        observed=f"numpy {f['numpy']} ({evidence['blas']}): solve and matmul exact",
+        evidence=evidence,
+    )
 
 
 def judge_train(run_: ChildRun, needs: Needs) -> CheckResult:
@@ -183,13 +226,37 @@ def judge_train(run_: ChildRun, needs: Needs) -> CheckResult:
         return early
     f = run_.facts
     losses = f["losses"]
-    evidence = {"torch": f["torch"], "parameters": str(f["parameters"]), "losses": " ".join(f"{x:.4f}" for x in losses), "threads": str(f["threads"])}
+    evidence = {
+        "torch": f["torch"],
+        "parameters": str(f["parameters"]),
+        "losses": " ".join(f"{x:.4f}" for x in losses),
+        "threads": str(f["threads"]),
+    }
     trend = f"loss {losses[0]:.4f} -> {losses[-1]:.4f} over {len(losses)} SGD steps"
     if not all(math.isfinite(x) for x in losses) or not f["grads_finite"]:
-        return _result("ACC002", "blocked", observed=f"non-finite loss or gradients ({trend})", expected="finite loss and gradients", fix=needs.pip_install("--force-reinstall", "torch"), evidence=evidence)
+        return _result(
+            "ACC002",
+            "blocked",
+            observed=f"non-finite loss or gradients ({trend})",
+            expected="finite loss and gradients",
+            fix=needs.pip_install("--force-reinstall", "torch"),
+            evidence=evidence,
+        )
     if not losses[-1] < losses[0]:
-        return _result("ACC002", "blocked", observed=f"the loss did not decrease ({trend})", expected="a lower loss after a few SGD steps", fix=needs.pip_install("--force-reinstall", "torch"), evidence=evidence)
-    return _result("ACC002", "ok", observed=f"torch {f['torch']}: {trend}, gradients finite ({f['parameters']} parameters)", evidence=evidence)
+        return _result(
+            "ACC002",
+            "blocked",
+            observed=f"the loss did not decrease ({trend})",
+            expected="a lower loss after a few SGD steps",
+            fix=needs.pip_install("--force-reinstall", "torch"),
+            evidence=evidence,
+        )
+    return _result(
+        "ACC002",
+        "ok",
+        observed=f"torch {f['torch']}: {trend}, gradients finite ({f['parameters']} parameters)",
+        evidence=evidence,
+    )
 
 
 def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
@@ -208,22 +275,37 @@ def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
         return early
     f = run_.facts
     if f.get("device") is None:
-        build = f"CUDA {f['cuda_build']} build" if f.get("cuda_build") else ("ROCm build" if f.get("hip_build") else "a CPU-only build")
+        build = (
+            f"CUDA {f['cuda_build']} build"
+            if f.get("cuda_build")
+            else ("ROCm build" if f.get("hip_build") else "a CPU-only build")
+        )
         seen = f"torch {f['torch']} ({build}) sees no GPU"
         if needs.gpu_required():
             fix = (
-                with_note(command("nvidia-smi"),
-                          "is the driver loaded and a GPU visible? check CUDA_VISIBLE_DEVICES")
+                with_note(
+                    command("nvidia-smi"),
+                    "is the driver loaded and a GPU visible? check CUDA_VISIBLE_DEVICES",
+                )
                 if f.get("cuda_build")
                 else with_note(_deep_preflight(needs), "its CUDA checks name the torch build for this driver")
             )
-            return _result("ACC003", "blocked", observed=seen, expected=f"a GPU (profile {needs.profile.id} needs one)", fix=fix)
+            return _result(
+                "ACC003",
+                "blocked",
+                observed=seen,
+                expected=f"a GPU (profile {needs.profile.id} needs one)",
+                fix=fix,
+            )
         return _result("ACC003", "skipped", reason=seen)
     evidence = {k: str(f[k]) for k in ("device", "device_name", "capability", "torch") if f.get(k)}
     if "error" in f:
         return _result(
-            "ACC003", "blocked", observed=f"matmul on {f.get('device_name', f['device'])} failed: {f['error']}",
-            expected="the GPU runs torch kernels", evidence=evidence,
+            "ACC003",
+            "blocked",
+            observed=f"matmul on {f.get('device_name', f['device'])} failed: {f['error']}",
+            expected="the GPU runs torch kernels",
+            evidence=evidence,
             fix=with_note(_deep_preflight(needs), "compares the GPU's architecture with torch's arch list"),
         )
     rel = f["max_abs_diff"] / f["max_abs"] if f["max_abs"] else math.inf
@@ -231,10 +313,16 @@ def judge_gpu(run_: ChildRun, needs: Needs) -> CheckResult:
     what = f"{f['n']}x{f['n']} fp32 matmul on {f.get('device_name', f['device'])}"
     if not f["finite"] or not rel <= GPU_RELATIVE_TOLERANCE:
         return _result(
-            "ACC003", "blocked", observed=f"{what} differs from the CPU by {rel:.3g} (relative)", expected=f"within {GPU_RELATIVE_TOLERANCE:g}",
-            fix=with_note(_deep_preflight(needs), "driver / CUDA build mismatch?"), evidence=evidence,
+            "ACC003",
+            "blocked",
+            observed=f"{what} differs from the CPU by {rel:.3g} (relative)",
+            expected=f"within {GPU_RELATIVE_TOLERANCE:g}",
+            fix=with_note(_deep_preflight(needs), "driver / CUDA build mismatch?"),
+            evidence=evidence,
         )
-    return _result("ACC003", "ok", observed=f"{what} matches the CPU within {rel:.2g} (relative)", evidence=evidence)
+    return _result(
+        "ACC003", "ok", observed=f"{what} matches the CPU within {rel:.2g} (relative)", evidence=evidence
+    )
 
 
 def _deep_preflight(needs: Needs) -> str:
@@ -253,13 +341,24 @@ def judge_roundtrip(saved: ChildRun, loaded: ChildRun | None, needs: Needs) -> C
     if loaded is None or loaded.facts is None:
         return _failed("ACC004", loaded or saved, needs, reinstall)
     s, f = saved.facts, loaded.facts
-    evidence = {"bytes": str(s["bytes"]), "tensors": str(s["tensors"]), "safetensors": s["safetensors"], "max_abs_diff": f"{f['max_abs_diff']:.3g}"}
+    evidence = {
+        "bytes": str(s["bytes"]),
+        "tensors": str(s["tensors"]),
+        "safetensors": s["safetensors"],
+        "max_abs_diff": f"{f['max_abs_diff']:.3g}",
+    }
     if not f["identical"] or f["tensors"] != s["tensors"]:
         return _result(
-            "ACC004", "blocked", observed=f"outputs after reloading differ (max |diff| {f['max_abs_diff']:.3g}, {f['tensors']}/{s['tensors']} tensors)",
-            expected="bit-identical outputs from the reloaded weights", fix=reinstall, evidence=evidence,
+            "ACC004",
+            "blocked",
+            observed=f"outputs after reloading differ (max |diff| {f['max_abs_diff']:.3g}, {f['tensors']}/{s['tensors']} tensors)",
+            expected="bit-identical outputs from the reloaded weights",
+            fix=reinstall,
+            evidence=evidence,
         )
     return _result(
-        "ACC004", "ok", observed=f"{s['tensors']} tensors ({s['bytes']} bytes, safetensors {s['safetensors']}) reloaded in a fresh process: outputs bit-identical",
+        "ACC004",
+        "ok",
+        observed=f"{s['tensors']} tensors ({s['bytes']} bytes, safetensors {s['safetensors']}) reloaded in a fresh process: outputs bit-identical",
         evidence=evidence,
     )

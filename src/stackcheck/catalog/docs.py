@@ -77,9 +77,19 @@ def render_index(catalog: Catalog, relative_to: str | None = None) -> str:
         lines += ["| ID | purpose | device scope | evidence | extends | entry |", "|---|---|---|---|---|---|"]
         for pid in by_category[category]:
             raw, resolved = catalog.raw(pid), catalog.get(pid)
-            links = [("quickstart", resolved.docs.quickstart), ("assets", resolved.docs.experiment_assets), *sorted(resolved.docs.extra.items())]
+            links = [
+                ("quickstart", resolved.docs.quickstart),
+                ("assets", resolved.docs.experiment_assets),
+                *sorted(resolved.docs.extra.items()),
+            ]
             entry = ", ".join(f"[{name}]({_link(url, relative_to)})" for name, url in links if url) or "–"
             extends = ", ".join(f"`{p}`" for p in raw.extends) or "–"
-            purpose = f"**{_cell(resolved.title)}**. {_cell(resolved.purpose)}" if resolved.title else _cell(resolved.purpose)
-            lines.append(f"| `{pid}` | {purpose} | {device_scope(resolved)} | {resolved.evidence_scope} | {extends} | {entry} |")
+            purpose = (
+                f"**{_cell(resolved.title)}**. {_cell(resolved.purpose)}"
+                if resolved.title
+                else _cell(resolved.purpose)
+            )
+            lines.append(
+                f"| `{pid}` | {purpose} | {device_scope(resolved)} | {resolved.evidence_scope} | {extends} | {entry} |"
+            )
     return "\n".join(lines) + "\n"

@@ -72,7 +72,9 @@ def ancestry(profile_id: str, lookup: Callable[[str], Profile | None]) -> list[s
         for parent in found.extends:
             if parent in path or parent == pid:
                 cycle = [*path[path.index(parent) :], pid] if parent in path else [pid]
-                error = ProfileError(profile_id, "extends", f"cyclic extends: {' -> '.join([*cycle, parent])}")
+                error = ProfileError(
+                    profile_id, "extends", f"cyclic extends: {' -> '.join([*cycle, parent])}"
+                )
                 error.cycle = cycle
                 raise error
             if lookup(parent) is None:
@@ -102,13 +104,17 @@ def merge(base: Profile, layer: Profile) -> Profile:
     """``layer`` on top of ``base`` (both unresolved field values; see the module docstring)."""
     from packaging.specifiers import InvalidSpecifier
 
-    changes: dict = {name: getattr(layer, name) for name in _SCALARS if getattr(layer, name) != getattr(_DEFAULTS, name)}
+    changes: dict = {
+        name: getattr(layer, name) for name in _SCALARS if getattr(layer, name) != getattr(_DEFAULTS, name)
+    }
     try:
         changes["python"] = _intersect_optional(base.python, layer.python)
     except InvalidSpecifier:
         shown = clip(layer.python or "")
         raise ProfileError(layer.id, "python", f"invalid PEP 440 specifier {shown!r}") from None
-    changes["requirements"] = merge_requirements(base.requirements, layer.requirements, layer.id, "requirements")
+    changes["requirements"] = merge_requirements(
+        base.requirements, layer.requirements, layer.id, "requirements"
+    )
     changes["constraints"] = merge_requirements(base.constraints, layer.constraints, layer.id, "constraints")
     changes["required_modules"] = _union(base.required_modules, layer.required_modules)
     changes["notes"] = _union(base.notes, layer.notes)

@@ -65,9 +65,13 @@ def _add(entries: dict[str, Entry], registry: Registry, file: str, replace: set[
         # one rule for every ID (they appear in printed commands); `profiles validate` lists them all
         identifiers.require(profile.id, f"{file}: profiles[{index}].id")
         if profile.id in seen:
-            raise InputError(f"{file}: profiles[{index}].id: duplicate profile ID {profile.id!r} (also profiles[{seen[profile.id]}])")
+            raise InputError(
+                f"{file}: profiles[{index}].id: duplicate profile ID {profile.id!r} (also profiles[{seen[profile.id]}])"
+            )
         if profile.id in entries and profile.id not in replace:
-            raise InputError(f"{file}: profiles[{index}].id: profile ID {profile.id!r} is also defined in {entries[profile.id].file}")
+            raise InputError(
+                f"{file}: profiles[{index}].id: profile ID {profile.id!r} is also defined in {entries[profile.id].file}"
+            )
         seen[profile.id] = index
         entries[profile.id] = Entry(profile, file, index)
 
@@ -95,7 +99,9 @@ class Catalog:
     # ----- lookups -----
     def ids(self, include_bases: bool = False) -> list[str]:
         """Profile IDs, sorted; hidden base layers (category "base") only on request."""
-        return sorted(i for i, e in self._entries.items() if include_bases or e.profile.category != BASE_CATEGORY)
+        return sorted(
+            i for i, e in self._entries.items() if include_bases or e.profile.category != BASE_CATEGORY
+        )
 
     def __contains__(self, profile_id: str) -> bool:
         return profile_id in self._entries
@@ -117,7 +123,9 @@ class Catalog:
             try:
                 self._resolved[profile_id] = resolve(profile_id, self._lookup)
             except ProfileError as exc:
-                raise exc.located(self._entries[exc.profile].file if exc.profile in self._entries else entry.file) from None
+                raise exc.located(
+                    self._entries[exc.profile].file if exc.profile in self._entries else entry.file
+                ) from None
         return self._resolved[profile_id]
 
     def summaries(self, include_bases: bool = False) -> list[ProfileSummary]:
@@ -125,7 +133,14 @@ class Catalog:
         for pid in self.ids(include_bases):
             p = self.get(pid)
             rows.append(
-                ProfileSummary(id=pid, title=p.title, category=p.category, evidence_scope=p.evidence_scope, purpose=p.purpose, file=self.file(pid))
+                ProfileSummary(
+                    id=pid,
+                    title=p.title,
+                    category=p.category,
+                    evidence_scope=p.evidence_scope,
+                    purpose=p.purpose,
+                    file=self.file(pid),
+                )
             )
         return rows
 
@@ -138,7 +153,9 @@ class Catalog:
 
     def registry(self) -> Registry:
         """The effective registry as one document (unresolved profiles, sorted by ID)."""
-        return Registry(profiles=[self._entries[i].profile for i in sorted(self._entries)], include_builtin=False)
+        return Registry(
+            profiles=[self._entries[i].profile for i in sorted(self._entries)], include_builtin=False
+        )
 
     # ----- internals -----
     def _lookup(self, profile_id: str) -> Profile | None:

@@ -17,10 +17,18 @@ from typing import Any, get_args
 import msgspec
 
 from stackcheck import identifiers
-from stackcheck.shellcmd import command
 from stackcheck.catalog.layering import ProfileError, ancestry, parse_requirement, requirement_key, resolve
 from stackcheck.catalog.registry import Entry, builtin_entries, builtin_files, builtin_label, find_registry
-from stackcheck.models.profile import DocsLinks, EvidenceScope, Forbidden, GpuRequirement, PlatformConstraint, Profile, Registry
+from stackcheck.models.profile import (
+    DocsLinks,
+    EvidenceScope,
+    Forbidden,
+    GpuRequirement,
+    PlatformConstraint,
+    Profile,
+    Registry,
+)
+from stackcheck.shellcmd import command
 from stackcheck.versions import clip, parse
 
 REGISTRY = "registry"  # the "profile" part of a problem about the file as a whole
@@ -93,7 +101,12 @@ class _Validator:
 
         doc = decode_json(read_bytes(path, "profile registry"), Any, file, "profile registry")
         if not isinstance(doc, dict):
-            self.add(file, REGISTRY, "(top level)", f'expected a JSON object with a "profiles" array, got {_kind(doc)}')
+            self.add(
+                file,
+                REGISTRY,
+                "(top level)",
+                f'expected a JSON object with a "profiles" array, got {_kind(doc)}',
+            )
             return True
         try:
             registry = msgspec.convert({k: v for k, v in doc.items() if k != "profiles"}, Registry)
@@ -101,7 +114,12 @@ class _Validator:
             self.add(file, REGISTRY, *_explain(exc, Registry))
             registry = Registry()
         if not registry.schema_version.startswith("1."):
-            self.add(file, REGISTRY, "schema_version", f"unsupported schema version {registry.schema_version!r}, expected 1.x")
+            self.add(
+                file,
+                REGISTRY,
+                "schema_version",
+                f"unsupported schema version {registry.schema_version!r}, expected 1.x",
+            )
         profiles = doc.get("profiles", [])
         if not isinstance(profiles, list):
             self.add(file, REGISTRY, "profiles", f"expected an array of profiles, got {_kind(profiles)}")
@@ -111,7 +129,11 @@ class _Validator:
         return registry.include_builtin
 
     def _read_profile(self, file: str, index: int, item: Any) -> None:
-        label = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) and item.get("id") else f"profiles[{index}]"
+        label = (
+            item.get("id")
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and item.get("id")
+            else f"profiles[{index}]"
+        )
         label = identifiers.printable(label)  # a problem line shows what the ID is, on one line
         self.position.setdefault(label, len(self.position))
         if not isinstance(item, dict):
@@ -121,7 +143,9 @@ class _Validator:
             profile = msgspec.convert(item, Profile)
         except msgspec.ValidationError as exc:
             self.add(file, label, *_explain(exc, Profile))
-            if "id" in item and isinstance(item["id"], str):  # keep the ID known, so children are not misreported
+            if "id" in item and isinstance(
+                item["id"], str
+            ):  # keep the ID known, so children are not misreported
                 self.broken.add(label)
                 self._register(Entry(Profile(id=label), file, index))
             return
@@ -135,7 +159,11 @@ class _Validator:
         pid = entry.profile.id
         if pid in self.entries:
             first = self.entries[pid]
-            where = f"profiles[{first.index}]" if first.file == entry.file else f"{first.file} profiles[{first.index}]"
+            where = (
+                f"profiles[{first.index}]"
+                if first.file == entry.file
+                else f"{first.file} profiles[{first.index}]"
+            )
             self.add(entry.file, pid, "id", f"duplicate profile ID (first defined at {where})")
             return
         self.entries[pid] = entry
@@ -164,14 +192,24 @@ class _Validator:
             self._parse(file, p.id, f"forbidden[{i}].requirement", f.requirement)
             if f.use_instead is not None and (f.use_instead == p.id or self.lookup(f.use_instead) is None):
                 what = "the profile itself" if f.use_instead == p.id else "an unknown profile"
-                self.add(file, p.id, f"forbidden[{i}].use_instead", f"{f.use_instead!r} is {what}; name the profile where {f.requirement!r} belongs")
+                self.add(
+                    file,
+                    p.id,
+                    f"forbidden[{i}].use_instead",
+                    f"{f.use_instead!r} is {what}; name the profile where {f.requirement!r} belongs",
+                )
         if p.gpu:
             self._check_gpu(file, p.id, p.gpu)
         if p.platform:
             self._check_platform(file, p.id, p.platform)
         for parent in p.extends:
             if self.lookup(parent) is None:
-                self.add(file, p.id, "extends", f"unknown parent profile {parent!r}{_suggest(parent, self._known())}")
+                self.add(
+                    file,
+                    p.id,
+                    "extends",
+                    f"unknown parent profile {parent!r}{_suggest(parent, self._known())}",
+                )
                 self.broken.add(p.id)
 
     def _parse(self, file: str, profile: str, field: str, text: str) -> None:
@@ -198,7 +236,12 @@ class _Validator:
         for field, values, known in (("os", platform.os, _OS), ("arch", platform.arch, _ARCH)):
             for value in values:
                 if value not in known:
-                    self.add(file, pid, f"platform.{field}", f"unknown {field} {value!r}, expected one of {', '.join(known)}")
+                    self.add(
+                        file,
+                        pid,
+                        f"platform.{field}",
+                        f"unknown {field} {value!r}, expected one of {', '.join(known)}",
+                    )
         if platform.min_glibc is not None and not _GLIBC.fullmatch(platform.min_glibc):
             said = f"expected a glibc version like '2.28', got {clip(platform.min_glibc)!r}"
             self.add(file, pid, "platform.min_glibc", said)
@@ -227,7 +270,9 @@ class _Validator:
         from stackcheck.knowledge.consistency import profile_problems
 
         reported: dict[str, set[tuple[str, str]]] = {}
-        said_before = {pid: set(fields) for pid, fields in self.reported_fields.items()}  # pass 2 said it already
+        said_before = {
+            pid: set(fields) for pid, fields in self.reported_fields.items()
+        }  # pass 2 said it already
         chains = {}
         for pid in self.entries:
             if pid in self.broken:
@@ -279,7 +324,13 @@ def _resolved_problems(profile: Profile, layers: list[Profile]) -> list[tuple[tu
         return "; ".join(parts)
 
     if profile.python is not None and versions.is_empty(profile.python):
-        found.append((("python", ""), "python", f"no Python version satisfies {profile.python!r} after layering ({contributions('python')})"))
+        found.append(
+            (
+                ("python", ""),
+                "python",
+                f"no Python version satisfies {profile.python!r} after layering ({contributions('python')})",
+            )
+        )
     required = {}
     for field in ("requirements", "constraints"):
         for text in getattr(profile, field):
@@ -288,24 +339,60 @@ def _resolved_problems(profile: Profile, layers: list[Profile]) -> list[tuple[tu
             if field == "requirements":
                 required[key[0]] = req
             if versions.is_empty(req.specifier):
-                found.append(((field, key[0]), field, f"{req.name}: no version satisfies {str(req.specifier)!r} after layering ({contributions(field, key)})"))
-            elif field == "constraints" and key[0] in required and versions.is_empty(versions.intersect(required[key[0]].specifier, req.specifier)):
                 found.append(
-                    ((field, key[0]), field, f"{req.name}: the constraint {str(req.specifier)!r} excludes every version the requirement {str(required[key[0]])!r} admits")
+                    (
+                        (field, key[0]),
+                        field,
+                        f"{req.name}: no version satisfies {str(req.specifier)!r} after layering ({contributions(field, key)})",
+                    )
+                )
+            elif (
+                field == "constraints"
+                and key[0] in required
+                and versions.is_empty(versions.intersect(required[key[0]].specifier, req.specifier))
+            ):
+                found.append(
+                    (
+                        (field, key[0]),
+                        field,
+                        f"{req.name}: the constraint {str(req.specifier)!r} excludes every version the requirement {str(required[key[0]])!r} admits",
+                    )
                 )
     for f in profile.forbidden:
         banned = Requirement(f.requirement)
         req = required.get(requirement_key(banned)[0])
         if req is not None and (not banned.specifier or versions.is_subset(req.specifier, banned.specifier)):
-            found.append((("forbidden", banned.name), "forbidden", f"{banned.name}: required as {str(req)!r} but the profile forbids {f.requirement!r}"))
+            found.append(
+                (
+                    ("forbidden", banned.name),
+                    "forbidden",
+                    f"{banned.name}: required as {str(req)!r} but the profile forbids {f.requirement!r}",
+                )
+            )
     for field in ("os", "arch"):
-        stated = [(layer.id, getattr(layer.platform, field)) for layer in layers if layer.platform and getattr(layer.platform, field)]
+        stated = [
+            (layer.id, getattr(layer.platform, field))
+            for layer in layers
+            if layer.platform and getattr(layer.platform, field)
+        ]
         if stated and not set.intersection(*(set(values) for _, values in stated)):
             said = "; ".join(f"{pid}: {', '.join(values)}" for pid, values in stated)
-            found.append(((f"platform.{field}", ""), f"platform.{field}", f"no {field} is allowed by every layer ({said})"))
+            found.append(
+                (
+                    (f"platform.{field}", ""),
+                    f"platform.{field}",
+                    f"no {field} is allowed by every layer ({said})",
+                )
+            )
     if profile.gpu:
         if profile.gpu.torch_cuda is not None and versions.is_empty(profile.gpu.torch_cuda):
-            found.append((("gpu.torch_cuda", ""), "gpu.torch_cuda", f"no CUDA build satisfies {profile.gpu.torch_cuda!r} after layering"))
+            found.append(
+                (
+                    ("gpu.torch_cuda", ""),
+                    "gpu.torch_cuda",
+                    f"no CUDA build satisfies {profile.gpu.torch_cuda!r} after layering",
+                )
+            )
         if contradiction := _cc_contradiction(profile.gpu):
             found.append((("gpu", "cc"), "gpu", f"{contradiction} after layering"))
     return found
@@ -339,7 +426,9 @@ def _explain(exc: msgspec.ValidationError, model: type) -> tuple[str, str]:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
 
 
 def _suggest(name: str, known: list[str]) -> str:

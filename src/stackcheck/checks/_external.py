@@ -43,6 +43,16 @@ _ACCEPT_EXPLAIN = {
 for _id, _text in _EXPLAIN.items():
     document(_id, KERNEL_TITLES[_id], explain=_text, command="kernel-check")
 for _id, _text in _ACCEPT_EXPLAIN.items():
-    document(_id, ACCEPT_TITLES[_id], explain=_text + " Fix: the step's own fix names the command for the checked interpreter.", command="accept")
+    document(
+        _id,
+        ACCEPT_TITLES[_id],
+        explain=_text + " Fix: the step's own fix names the command for the checked interpreter.",
+        command="accept",
+    )
 for _id, _rule in HYGIENE_RULES.items():
-    document(_id, _rule.title, explain=f"{_rule.explain} Verdict when found: {_rule.verdict}; expected: {_rule.expected}.", command="hygiene")
+    document(
+        _id,
+        _rule.title,
+        explain=f"{_rule.explain} Verdict when found: {_rule.verdict}; expected: {_rule.expected}.",
+        command="hygiene",
+    )

@@ -17,13 +17,21 @@ from stackcheck.knowledge.scope import ScopeMatch, dist_index
 from stackcheck.models.finding import PipInstall
 
 INDEX_URL = "https://download.pytorch.org/whl/cu{}"
-SOURCES = ("NVIDIA CUDA Toolkit Release Notes, Table 3", "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html")
-
-
+SOURCES = (
+    "NVIDIA CUDA Toolkit Release Notes, Table 3",
+    "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+)
 
 
 def install_torch(
-    ctx, kb: Knowledge, build: TorchBuild, *, driver: str | None, ccs: list[str], driver_cuda: str | None = None, same_release: bool = False
+    ctx,
+    kb: Knowledge,
+    build: TorchBuild,
+    *,
+    driver: str | None,
+    ccs: list[str],
+    driver_cuda: str | None = None,
+    same_release: bool = False,
 ) -> PipInstall | None:
     """The pip install (as data) of the newest torch build that runs with ``driver`` on GPUs ``ccs``,
     preferring the installed release (``same_release``: only it, and only without compatibility
@@ -33,7 +41,11 @@ def install_torch(
     installed = release_of(build.version)
     builds: list = []
     for strict in (True,) if same_release else (True, False):
-        builds = list(kb.fitting_builds(driver=driver, ccs=ccs, platform=plat, machine=machine, strict=strict, driver_cuda=driver_cuda))
+        builds = list(
+            kb.fitting_builds(
+                driver=driver, ccs=ccs, platform=plat, machine=machine, strict=strict, driver_cuda=driver_cuda
+            )
+        )
         if same_release:
             builds = [b for b in builds if b[0].torch == installed]
         if builds:
@@ -80,12 +92,20 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
     if fit.band != "ok":  # below the floor any fitting release will do; in compatibility mode only this one
         ccs = [g.compute_capability for g in snap.visible_gpus() if g.compute_capability]
         install = install_torch(
-            ctx, kb, build, driver=fit.driver or None, ccs=ccs, driver_cuda=fit.driver_cuda or None, same_release=fit.band == "compat-mode"
+            ctx,
+            kb,
+            build,
+            driver=fit.driver or None,
+            ccs=ccs,
+            driver_cuda=fit.driver_cuda or None,
+            same_release=fit.band == "compat-mode",
         )
         alt = pip_command(install) if install else None  # an alternative to the driver upgrade
     if fit.band == "below-floor":
         target = req.toolkit_driver or req.mvc_floor
-        fix = f"Upgrade the NVIDIA driver to >= {target}" + (f", or install a torch build this driver runs: {alt}" if alt else "")
+        fix = f"Upgrade the NVIDIA driver to >= {target}" + (
+            f", or install a torch build this driver runs: {alt}" if alt else ""
+        )
         verdict = warning if fit.unverified else blocked  # an unverified table fact never blocks
         yield verdict(
             observed + (f" [unverified fact: {fit.unverified}]" if fit.unverified else ""),
@@ -124,7 +144,11 @@ knowledge table for (torch release, CUDA build) — released wheels only: source
 builds are skipped without --deep; rows marked unverified (inferred, not read from a build)
 give a warning instead of blocked. Fix: the exact torch build (index URL) that covers every GPU.""",
     commands=(PREFLIGHT, DOCTOR),
-    sources=("pytorch/pytorch RELEASE.md (CUDA support matrix)", "pytorch/builder manywheel/build_cuda.sh", "CUDA C++ Programming Guide, binary compatibility"),
+    sources=(
+        "pytorch/pytorch RELEASE.md (CUDA support matrix)",
+        "pytorch/builder manywheel/build_cuda.sh",
+        "CUDA C++ Programming Guide, binary compatibility",
+    ),
 )
 def gpu_archs(ctx) -> Iterator[Outcome]:
     build = cuda_torch(ctx.snapshot, ctx.knowledge)
@@ -138,8 +162,14 @@ def gpu_archs(ctx) -> Iterator[Outcome]:
         return
     found = torch_archs(snap, kb, build)
     if found is None:
-        why = "a custom build (source, NGC container, nightly)" if not official_build(build.version) else "not in the tables"
-        yield skipped(f"the architectures of torch {build.version} (CUDA {build.cuda}): {why}; --deep reads them from torch")
+        why = (
+            "a custom build (source, NGC container, nightly)"
+            if not official_build(build.version)
+            else "not in the tables"
+        )
+        yield skipped(
+            f"the architectures of torch {build.version} (CUDA {build.cuda}): {why}; --deep reads them from torch"
+        )
         return
     archs, source, verified = found
     groups: dict[tuple[str, str], list[int]] = {}

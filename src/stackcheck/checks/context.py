@@ -41,9 +41,13 @@ class Context:
         default is the CUDA build (see :meth:`torch_index`)."""
         if index_url is None:
             index_url = next(filter(None, map(self.torch_index, requirements)), None)
-        return PipInstall(python=self.interpreter, requirements=list(requirements),
-                          index_url=index_url, options=list(options),
-                          externally_managed=bool(self.externally_managed))
+        return PipInstall(
+            python=self.interpreter,
+            requirements=list(requirements),
+            index_url=index_url,
+            options=list(options),
+            externally_managed=bool(self.externally_managed),
+        )
 
     def torch_index(self, requirement: str) -> str | None:
         """The index a torch-family ``requirement`` should come from for this profile: the CPU
@@ -96,8 +100,10 @@ def pip_install_for(python: str, args, *, externally_managed: bool = False) -> s
     (PEP 668), the reason and the same install in a new venv."""
     if externally_managed:
         install = command("python", "-m", "pip", "install", *_positional_last(args))
-        return (f"{_MANAGED}; use the operating system's package manager (e.g. apt), or work in a virtual "
-                f"environment instead: {chain(_new_venv(python), install)}")
+        return (
+            f"{_MANAGED}; use the operating system's package manager (e.g. apt), or work in a virtual "
+            f"environment instead: {chain(_new_venv(python), install)}"
+        )
     return command(python, "-m", "pip", "install", *_positional_last(args))
 
 
@@ -121,8 +127,9 @@ def pip_command(fix: PipInstall) -> str:
     """The paste-able command of a pip-install fix: options, requirements, then the index
     (advice instead, for an interpreter the operating system manages)."""
     index = ["--index-url", fix.index_url] if fix.index_url else []
-    return pip_install_for(fix.python, [*fix.options, *fix.requirements, *index],
-                           externally_managed=fix.externally_managed)
+    return pip_install_for(
+        fix.python, [*fix.options, *fix.requirements, *index], externally_managed=fix.externally_managed
+    )
 
 
 _PIP_OPTIONS_WITH_VALUE = frozenset({"--index-url", "--extra-index-url", "-i"})

@@ -107,8 +107,9 @@ def requires_python(ctx):
             yield blocked(
                 observed=f"{dist.name} {dist.version} requires Python {dist.requires_python} (in {dist.location})",
                 expected=f"Python {version} admitted",
-                fix=with_note(ctx.pip_install("--force-reinstall", dist.name),
-                              f"picks a release for Python {version}"),
+                fix=with_note(
+                    ctx.pip_install("--force-reinstall", dist.name), f"picks a release for Python {version}"
+                ),
                 subject=normalize_name(dist.name),
             )
     if not bad:
@@ -167,7 +168,9 @@ def broken_installs(ctx):
     for dist in ctx.snapshot.packages.distributions:
         for problem in dist.problems:
             found += 1
-            serious = problem.startswith(("missing METADATA", "missing PKG-INFO", "RECORD lists top-level module", "cannot read"))
+            serious = problem.startswith(
+                ("missing METADATA", "missing PKG-INFO", "RECORD lists top-level module", "cannot read")
+            )
             outcome = blocked if serious else warning
             yield outcome(
                 observed=f"{dist.name} {dist.version}: {problem} ({dist.metadata_dir or dist.location})",
@@ -191,7 +194,14 @@ def broken_installs(ctx):
 
 _CU_SUFFIX = re.compile(r"^(?:nvidia-[a-z0-9-]+)-cu(\d{1,4})$")
 # unsuffixed CUDA runtime wheels whose version major is the CUDA major
-_CUDA_VERSIONED = {"cuda-toolkit", "cuda-bindings", "nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-cuda-cupti", "nvidia-cublas"}
+_CUDA_VERSIONED = {
+    "cuda-toolkit",
+    "cuda-bindings",
+    "nvidia-cuda-runtime",
+    "nvidia-cuda-nvrtc",
+    "nvidia-cuda-cupti",
+    "nvidia-cublas",
+}
 _COMPANIONS = ("torchvision", "torchaudio")
 
 
@@ -284,13 +294,20 @@ def mixed_builds(ctx):
             yield blocked(
                 observed=f"{comp.name} {comp.version} (+{label_c}) next to torch {torch.version} (+{label_t})",
                 expected=f"{comp.name} of the same variant, +{label_t}",
-                fix=ctx.pip_install(f"torch=={torch.version}", comp.name, "--index-url", f"https://download.pytorch.org/whl/{label_t}"),
+                fix=ctx.pip_install(
+                    f"torch=={torch.version}",
+                    comp.name,
+                    "--index-url",
+                    f"https://download.pytorch.org/whl/{label_t}",
+                ),
                 subject=name,
             )
     major = torch_cuda_major(ctx)
     if major is not None:
         stray = [
-            d for d in ctx.snapshot.packages.distributions if not d.shadowed and (m := _wheel_cuda_major(d.name, d.version)) is not None and m != major
+            d
+            for d in ctx.snapshot.packages.distributions
+            if not d.shadowed and (m := _wheel_cuda_major(d.name, d.version)) is not None and m != major
         ]
         if stray:
             found += 1

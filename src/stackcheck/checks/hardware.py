@@ -29,8 +29,11 @@ def _gpu_list_unknown(acc) -> bool:
     """A driver is there but no GPU is listed, and no failure says why (a collect_env paste
     whose "GPU models and configuration" is "Could not collect"): the GPUs are not known to be
     absent, only not known."""
-    return acc.status == "ok" and not acc.gpus and bool(acc.driver_version or acc.cuda_driver_version) and (
-        not acc.error or acc.source == "collect_env"
+    return (
+        acc.status == "ok"
+        and not acc.gpus
+        and bool(acc.driver_version or acc.cuda_driver_version)
+        and (not acc.error or acc.source == "collect_env")
     )
 
 
@@ -63,7 +66,9 @@ def _no_gpu_outcome(ctx, need: str):
         observed = f"GPU facts could not be gathered{status}: {acc.error or 'no detail'}"
         fix = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
     else:
-        observed = "no NVIDIA GPU found" + (f" (looked at {', '.join(acc.looked_for)})" if acc.looked_for else "")
+        observed = "no NVIDIA GPU found" + (
+            f" (looked at {', '.join(acc.looked_for)})" if acc.looked_for else ""
+        )
         fix = (
             f"run on a machine with a GPU, or choose a CPU profile ({code(_LIST_PROFILES)}); "
             f"on CPU-only CI skip the GPU checks: {code(_skip_gpu(ctx))}"
@@ -170,7 +175,12 @@ def gpu_capability(ctx):
         return
     lo, hi = parse_version(need.min_compute_capability), parse_version(need.max_compute_capability)
     expected = " and ".join(
-        p for p in (f">= {need.min_compute_capability}" if lo else "", f"<= {need.max_compute_capability}" if hi else "") if p
+        p
+        for p in (
+            f">= {need.min_compute_capability}" if lo else "",
+            f"<= {need.max_compute_capability}" if hi else "",
+        )
+        if p
     )
     for g in gpus:
         cc = parse_version(g.compute_capability)
@@ -274,7 +284,11 @@ def cpu_torch_on_gpu(ctx):
         return
     drv = ctx.snapshot.accelerators.cuda_driver_version
     cuda = _newest_build_for_driver(ctx, t.version, drv)
-    fix = torch_install_fix(ctx, t.version, cuda) if cuda else "reinstall torch from a download.pytorch.org CUDA index that fits the driver"
+    fix = (
+        torch_install_fix(ctx, t.version, cuda)
+        if cuda
+        else "reinstall torch from a download.pytorch.org CUDA index that fits the driver"
+    )
     wants_gpu = _gpu_profile(ctx) is not None
     outcome = blocked if wants_gpu else warning
     yield outcome(
@@ -290,12 +304,16 @@ def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: s
     profile's own torch range from such an index."""
     driver_cuda = ctx.snapshot.accelerators.cuda_driver_version
     wanted = _profile_torch_requirement(ctx)
-    same_release = [c for c in _builds_for_driver(ctx, torch_version, driver_cuda) if spec.contains(c, prereleases=True)]
+    same_release = [
+        c for c in _builds_for_driver(ctx, torch_version, driver_cuda) if spec.contains(c, prereleases=True)
+    ]
     if same_release and _admits(wanted, torch_version):
         install = torch_install_fix(ctx, torch_version, _preferred(ctx, torch_version, same_release))
         return pip_command(install), install
     published = ctx.knowledge.published_cuda_builds()
-    any_release = [c for c in published if spec.contains(c, prereleases=True) and _driver_runs(driver_cuda, c)]
+    any_release = [
+        c for c in published if spec.contains(c, prereleases=True) and _driver_runs(driver_cuda, c)
+    ]
     if not any_release:
         supports = driver_cuda or "unknown"
         fix = f"install a torch build for CUDA {spec_text}, after upgrading the driver"

@@ -15,14 +15,25 @@ from stackcheck.checks.deps import no_package_metadata
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
 from stackcheck.deps.index import one_per_install
 from stackcheck.models.snapshot import Distribution, normalize_name
-from stackcheck.shellcmd import chain, code, command, with_note
+from stackcheck.shellcmd import code, command, with_note
 from stackcheck.versions import major_minor
 
 BOTH = (PREFLIGHT, DOCTOR)
 _PY_DIR = re.compile(r"(?:^|/)(?:lib|lib64)/python(\d{1,6})\.(\d{1,6})(?:/|$)")
 # For a contested import name, the owner to keep; otherwise the alphabetically last one is kept.
 _PREFERRED = {"pynvml": "nvidia-ml-py", "cv2": "opencv-python-headless"}
-_KNOWN_NAMESPACES = {"google", "nvidia", "azure", "backports", "jaraco", "sphinxcontrib", "zope", "ruamel", "mpl_toolkits", "cuda"}
+_KNOWN_NAMESPACES = {
+    "google",
+    "nvidia",
+    "azure",
+    "backports",
+    "jaraco",
+    "sphinxcontrib",
+    "zope",
+    "ruamel",
+    "mpl_toolkits",
+    "cuda",
+}
 
 
 def _norm(path: str) -> str:
@@ -65,7 +76,7 @@ def _unset_fix(origin: str, entry: str) -> str:
         ros = ", or do not source /opt/ros/*/setup.bash in this shell" if "/opt/ros/" in entry + "/" else ""
         return f"remove {entry} from PYTHONPATH (e.g. `unset PYTHONPATH`{ros})"
     if origin.startswith(".pth file "):
-        return f"delete the line {entry!r} from {origin[len('.pth file '):]}"
+        return f"delete the line {entry!r} from {origin[len('.pth file ') :]}"
     if origin.startswith("the user site"):
         no_user_site = code(command("export", "PYTHONNOUSERSITE=1"))
         return f"set {no_user_site} in the shell, or move those packages into this environment"
@@ -107,9 +118,17 @@ def duplicates(ctx):
         found += 1
         first = copies[0]
         loads = next((pk.import_origins[m] for m in first.top_level if m in pk.import_origins), "")
-        own = next((d for d in copies if any(_inside(d.location, s) for s in py.site_dirs if _inside(s, py.prefix))), None)
+        own = next(
+            (d for d in copies if any(_inside(d.location, s) for s in py.site_dirs if _inside(s, py.prefix))),
+            None,
+        )
         listed = "; ".join(
-            f"{d.version} in {d.location}" + (f" ({origins[_norm(d.location)]})" if _norm(d.location) in origins and origins[_norm(d.location)] != "site" else "")
+            f"{d.version} in {d.location}"
+            + (
+                f" ({origins[_norm(d.location)]})"
+                if _norm(d.location) in origins and origins[_norm(d.location)] != "site"
+                else ""
+            )
             for d in copies
         )
         observed = f"{len(copies)} copies of {first.name}: {listed}. importlib.metadata / pip list report {first.version}"
@@ -239,7 +258,12 @@ def path_pollution(ctx):
                 fix=_unset_fix(origin, entry),
                 subject=entry,
             )
-        elif venv and entry.endswith(("site-packages", "dist-packages")) and not _inside(entry, py.prefix) and origin != "the user site (~/.local)":
+        elif (
+            venv
+            and entry.endswith(("site-packages", "dist-packages"))
+            and not _inside(entry, py.prefix)
+            and origin != "the user site (~/.local)"
+        ):
             if any(_inside(entry, s) for s in own_sites):
                 continue
             found += 1

@@ -23,8 +23,17 @@ def _python_kernels(ctx):
 
 def _register_fix(ctx, kernel: Kernelspec) -> str:
     display = kernel.display_name or kernel.name
-    return command(ctx.interpreter, "-m", "ipykernel", "install", "--user", "--name", kernel.name,
-                   "--display-name", display)
+    return command(
+        ctx.interpreter,
+        "-m",
+        "ipykernel",
+        "install",
+        "--user",
+        "--name",
+        kernel.name,
+        "--display-name",
+        display,
+    )
 
 
 @check(
@@ -125,8 +134,18 @@ def unreadable_fix(spec: UnreadableKernelspec, python: str, replace: str = "repl
     """Remove the kernel directory, or write a spec over it in the same data dir."""
     kernel_dir = os.path.dirname(spec.path)
     data_dir = os.path.dirname(os.path.dirname(kernel_dir))
-    register = command("stackcheck", "kernel", "register", "--name", spec.name, "--python", python,
-                       "--data-dir", data_dir, "--force")
+    register = command(
+        "stackcheck",
+        "kernel",
+        "register",
+        "--name",
+        spec.name,
+        "--python",
+        python,
+        "--data-dir",
+        data_dir,
+        "--force",
+    )
     return f"remove it: {code(command('rm', '-r', kernel_dir))}, or {replace}: {code(register)}"
 
 
@@ -180,4 +199,6 @@ def foreign_kernel(ctx):
             subject=k.name,
         )
     if not found:
-        yield ok(observed=f"{len(kernels)} Python kernelspecs; none of this environment runs another interpreter")
+        yield ok(
+            observed=f"{len(kernels)} Python kernelspecs; none of this environment runs another interpreter"
+        )

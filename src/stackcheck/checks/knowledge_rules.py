@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from stackcheck.checks.registry import DOCTOR, PREFLIGHT, CheckSpec, Outcome, blocked, ok, provider, skipped, warning
+from stackcheck.checks.registry import (
+    DOCTOR,
+    PREFLIGHT,
+    CheckSpec,
+    Outcome,
+    blocked,
+    ok,
+    provider,
+    skipped,
+    warning,
+)
 from stackcheck.models.rule import Rule, Scope
 
 
@@ -44,7 +54,9 @@ def _runner(rule: Rule):
             unverified = f" [unverified fact: {'; '.join(m.unverified)}]" if m.unverified else ""
             yield verdict(
                 "; ".join(m.evidence) + unverified,
-                "; ".join(m.expected) or rule.expected or f"not this combination: {describe_scope(rule.scope)}",
+                "; ".join(m.expected)
+                or rule.expected
+                or f"not this combination: {describe_scope(rule.scope)}",
                 fix,
                 category=rule.category,
                 evidence={"rule": rule.id, "confidence": rule.confidence, "origin": rule.origin},
@@ -81,7 +93,9 @@ def explain_text(rule: Rule) -> str:
         lines.append(f"Judged in preflight and doctor by {rule.checked_by}.")
     if rule.signatures:
         lines.append("Error texts it explains (RE2): " + " | ".join(rule.signatures))
-    lines.append(f"Severity: {rule.severity}; confidence: {rule.confidence}; category: {rule.category}; origin: {rule.origin}")
+    lines.append(
+        f"Severity: {rule.severity}; confidence: {rule.confidence}; category: {rule.category}; origin: {rule.origin}"
+    )
     return "\n".join(lines)  # the sources travel as CheckSpec.sources; explain lists them
 
 

@@ -12,7 +12,11 @@ from stackcheck.shellcmd import code, command
 def _providers(ctx, name: str) -> list[str]:
     """Distributions whose top-level import names include the module's top package."""
     top = name.split(".")[0]
-    return [f"{d.name} {d.version}" for d in ctx.snapshot.packages.distributions if top in d.top_level and not d.shadowed]
+    return [
+        f"{d.name} {d.version}"
+        for d in ctx.snapshot.packages.distributions
+        if top in d.top_level and not d.shadowed
+    ]
 
 
 @check(
@@ -57,7 +61,11 @@ def required_modules(ctx):
         top = name.split(".")[0]
         providers = _providers(ctx, name)
         if providers:
-            yield ok(observed=f"provided by {', '.join(providers)} (from metadata)", expected=f"import {name}", subject=name)
+            yield ok(
+                observed=f"provided by {', '.join(providers)} (from metadata)",
+                expected=f"import {name}",
+                subject=name,
+            )
         elif top in getattr(sys, "stdlib_module_names", ()):
             yield ok(observed="standard library", expected=f"import {name}", subject=name)
         elif not any(d.top_level for d in ctx.snapshot.packages.distributions):

@@ -23,13 +23,18 @@ def _where(dist) -> str:
 
 def _judge_requirements(ctx, texts, *, missing_is_problem: bool):
     if ctx.snapshot.packages.status not in ("ok",):
-        yield skipped(f"the snapshot has no package list ({ctx.snapshot.packages.status}, source {ctx.snapshot.packages.source or 'unknown'})")
+        yield skipped(
+            f"the snapshot has no package list ({ctx.snapshot.packages.status}, source {ctx.snapshot.packages.source or 'unknown'})"
+        )
         return
     idx = requirement_index(ctx)
     for text in texts:
         st = idx.evaluate(text)
         if st.state == "invalid":
-            yield skipped(f"invalid requirement {text!r} in the profile (run `stackcheck profiles validate`)", subject=text)
+            yield skipped(
+                f"invalid requirement {text!r} in the profile (run `stackcheck profiles validate`)",
+                subject=text,
+            )
         elif st.state == "not-applicable":
             yield ok(observed="marker does not apply to this interpreter", expected=text, subject=st.name)
         elif st.state == "satisfied":
@@ -115,9 +120,15 @@ def forbidden(ctx):
                 subject=st.name,
             )
         elif st.state == "invalid":
-            yield skipped(f"invalid forbidden requirement {entry.requirement!r} in the profile", subject=entry.requirement)
+            yield skipped(
+                f"invalid forbidden requirement {entry.requirement!r} in the profile",
+                subject=entry.requirement,
+            )
         elif st.state == "mismatch":
-            yield ok(observed=f"{st.dist.name} {st.installed} (outside the forbidden range)", expected=f"no {entry.requirement}", subject=st.name)
+            yield ok(
+                observed=f"{st.dist.name} {st.installed} (outside the forbidden range)",
+                expected=f"no {entry.requirement}",
+                subject=st.name,
+            )
         else:
             yield ok(observed="not installed", expected=f"no {entry.requirement}", subject=st.name)
-

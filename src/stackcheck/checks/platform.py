@@ -31,11 +31,21 @@ def platform_constraints(ctx):
     system = _OS.get(plat.system.lower(), plat.system.lower())
     machine = _ARCH.get(plat.machine.lower(), plat.machine.lower())
     if want.os and system not in {_OS.get(o.lower(), o.lower()) for o in want.os}:
-        yield blocked(observed=f"{plat.system}", expected=f"os in {want.os}", fix=f"run on {' or '.join(want.os)} (a container or VM works)", subject="os")
+        yield blocked(
+            observed=f"{plat.system}",
+            expected=f"os in {want.os}",
+            fix=f"run on {' or '.join(want.os)} (a container or VM works)",
+            subject="os",
+        )
     elif want.os:
         yield ok(observed=plat.system, expected=f"os in {want.os}", subject="os")
     if want.arch and machine not in {_ARCH.get(a.lower(), a.lower()) for a in want.arch}:
-        yield blocked(observed=plat.machine, expected=f"arch in {want.arch}", fix=f"use a {' or '.join(want.arch)} machine", subject="arch")
+        yield blocked(
+            observed=plat.machine,
+            expected=f"arch in {want.arch}",
+            fix=f"use a {' or '.join(want.arch)} machine",
+            subject="arch",
+        )
     elif want.arch:
         yield ok(observed=plat.machine, expected=f"arch in {want.arch}", subject="arch")
     if want.min_glibc and system == "linux":
@@ -49,8 +59,11 @@ def platform_constraints(ctx):
             return
         have, need = parse_version(plat.libc_version), parse_version(want.min_glibc)
         if need is None:
-            yield skipped(f"the profile's min_glibc {clip(want.min_glibc)!r} is not a version "
-                          "(run `stackcheck profiles validate`)", subject="glibc")
+            yield skipped(
+                f"the profile's min_glibc {clip(want.min_glibc)!r} is not a version "
+                "(run `stackcheck profiles validate`)",
+                subject="glibc",
+            )
             return
         if have is None:
             yield skipped(f"unparseable glibc version {clip(plat.libc_version)!r}", subject="glibc")

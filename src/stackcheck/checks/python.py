@@ -43,7 +43,9 @@ def python_version(ctx):
     try:
         spec = SpecifierSet(wanted)
     except InvalidSpecifier:
-        yield skipped(f"the profile's python specifier {wanted!r} is invalid (run `stackcheck profiles validate`)")
+        yield skipped(
+            f"the profile's python specifier {wanted!r} is invalid (run `stackcheck profiles validate`)"
+        )
         return
     parsed = parse_version(have)
     if parsed is not None and spec.contains(parsed, prereleases=True):
@@ -60,4 +62,6 @@ def python_version(ctx):
         if minor
         else f"use an interpreter matching python {wanted}"
     )
-    yield blocked(observed=f"Python {have} ({ctx.snapshot.python.executable})", expected=f"python {wanted}", fix=fix)
+    yield blocked(
+        observed=f"Python {have} ({ctx.snapshot.python.executable})", expected=f"python {wanted}", fix=fix
+    )

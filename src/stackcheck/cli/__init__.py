@@ -29,7 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "memory": ("memory:memory", "Estimate model memory: weights, KV cache, activations, optimizer."),
     "kernel": ("kernel:kernel", "Register and check Jupyter kernels for this environment."),
     "schema": ("schema:schema", "Print or write the JSON Schemas of the contracts."),
-    "knowledge": ("knowledge:knowledge", "Maintain the knowledge base: refresh its tables from the package indexes."),
+    "knowledge": (
+        "knowledge:knowledge",
+        "Maintain the knowledge base: refresh its tables from the package indexes.",
+    ),
     "completion": ("completion:completion", "Print the shell completion script (bash, zsh, fish)."),
 }
 
@@ -63,8 +66,11 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(__version__, "-V", "--version", prog_name="stackcheck")
-@click.option("--no-color", is_flag=True,
-              help="No colour in the output (also NO_COLOR=1; FORCE_COLOR=1 colours even when piped).")
+@click.option(
+    "--no-color",
+    is_flag=True,
+    help="No colour in the output (also NO_COLOR=1; FORCE_COLOR=1 colours even when piped).",
+)
 @click.pass_context
 def cli(ctx: click.Context, no_color: bool) -> None:
     """stackcheck keeps ML/LLM experiment environments honest.

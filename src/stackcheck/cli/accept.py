@@ -18,18 +18,39 @@ from stackcheck.cli.common import (
 
 
 @click.command()
-@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(),
-              help="Also run this profile's preflight; decides which packages the steps insist on.")
+@click.option(
+    "--profile",
+    "-p",
+    "profile_id",
+    metavar="ID",
+    callback=checked(),
+    help="Also run this profile's preflight; decides which packages the steps insist on.",
+)
 @registry_option
 @python_option
-@click.option("--out", "out_dir", metavar="DIR", type=click.Path(file_okay=False), help="Report directory (default: ./stackcheck-accept-<UTC timestamp>/).")
+@click.option(
+    "--out",
+    "out_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Report directory (default: ./stackcheck-accept-<UTC timestamp>/).",
+)
 @click.option(
     "--repo",
     metavar="DIR",
     help="Repository for the hygiene step (default: the one containing the current directory).",
 )
-@click.option("--timeout", default=300.0, show_default=True, metavar="S", type=click.FloatRange(min=1), help="Time limit of each step's child process, in seconds.")
-@click.option("-v", "--verbose", is_flag=True, help="Also list ok and skipped steps, with what each ok step observed.")
+@click.option(
+    "--timeout",
+    default=300.0,
+    show_default=True,
+    metavar="S",
+    type=click.FloatRange(min=1),
+    help="Time limit of each step's child process, in seconds.",
+)
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Also list ok and skipped steps, with what each ok step observed."
+)
 @json_option
 @strict_option
 def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, as_json, strict):

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+
 def checked(kind: str = "name", field: str | None = None):
     """A click callback that checks the value(s) of an option or argument by the identifier
     rule ``kind`` (:mod:`stackcheck.identifiers`): a bad one is a one-line error, exit 2."""
@@ -23,7 +24,9 @@ def checked(kind: str = "name", field: str | None = None):
     return callback
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Machine output (JSON) on stdout, nothing else there.")
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Machine output (JSON) on stdout, nothing else there."
+)
 strict_option = click.option("--strict", is_flag=True, help="Warnings count as failures (exit 1).")
 python_option = click.option(
     "--python",
@@ -36,28 +39,55 @@ registry_option = click.option(
     metavar="FILE",
     help="Profile registry file (default: requirements/environment-profiles.json found upwards, else the built-in catalog).",
 )
-snapshot_option = click.option("--snapshot", "snapshot_file", metavar="FILE", help="Judge a recorded snapshot instead of the live environment.")
+snapshot_option = click.option(
+    "--snapshot",
+    "snapshot_file",
+    metavar="FILE",
+    help="Judge a recorded snapshot instead of the live environment.",
+)
 collect_env_option = click.option(
-    "--from-collect-env", "collect_env_file", metavar="FILE", help="Judge a pasted `python -m torch.utils.collect_env` output ('-' for stdin)."
+    "--from-collect-env",
+    "collect_env_file",
+    metavar="FILE",
+    help="Judge a pasted `python -m torch.utils.collect_env` output ('-' for stdin).",
 )
 kernel_option = click.option(
-    "--kernel", "kernel_name", metavar="NAME", callback=checked(),
-    help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`)."
+    "--kernel",
+    "kernel_name",
+    metavar="NAME",
+    callback=checked(),
+    help="Check the interpreter a Jupyter kernel runs (see `jupyter kernelspec list`).",
 )
 skip_option = click.option(
-    "--skip", multiple=True, metavar="ID[,ID…]", help="Record these checks (or ID prefixes like GPU) as skipped, e.g. on CPU-only CI."
+    "--skip",
+    multiple=True,
+    metavar="ID[,ID…]",
+    help="Record these checks (or ID prefixes like GPU) as skipped, e.g. on CPU-only CI.",
 )
-markdown_option = click.option("--markdown", "as_markdown", is_flag=True, help="Print the report as a Markdown table.")
+markdown_option = click.option(
+    "--markdown", "as_markdown", is_flag=True, help="Print the report as a Markdown table."
+)
 verbose_option = click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")
-deep_option = click.option("--deep", is_flag=True, help="Also import torch in a child process (with a timeout) for device facts.")
+deep_option = click.option(
+    "--deep", is_flag=True, help="Also import torch in a child process (with a timeout) for device facts."
+)
 
 
 def judging_options(fn):
     """The options every environment-judging command shares (preflight, doctor): where the
     facts come from, which checks to skip, and how to print and exit."""
     for option in reversed(
-        (python_option, kernel_option, snapshot_option, collect_env_option, skip_option,
-         json_option, markdown_option, verbose_option, strict_option)
+        (
+            python_option,
+            kernel_option,
+            snapshot_option,
+            collect_env_option,
+            skip_option,
+            json_option,
+            markdown_option,
+            verbose_option,
+            strict_option,
+        )
     ):
         fn = option(fn)
     return fn
@@ -144,8 +174,17 @@ def one_output(**flags: bool) -> None:
         raise InputError(f"{' and '.join(given)} cannot be combined: choose one output")
 
 
-def judge_environment(command: str, *, profile=None, python_path=None, kernel_name=None, snapshot_file=None,
-                      collect_env_file=None, skip=(), deep=False):
+def judge_environment(
+    command: str,
+    *,
+    profile=None,
+    python_path=None,
+    kernel_name=None,
+    snapshot_file=None,
+    collect_env_file=None,
+    skip=(),
+    deep=False,
+):
     """The Report of a judging command (preflight, doctor): resolve ``--kernel``, obtain the
     snapshot from whichever source was given, run the command's checks."""
     from stackcheck.environment import obtain_snapshot
@@ -181,10 +220,14 @@ def kernel_interpreter(name: str, python_path: str | None) -> str:
     for spec in specs:
         if spec.name == name:
             if not spec.interpreter or not spec.interpreter_exists:
-                raise InputError(f"kernel {name!r}: its interpreter {spec.argv[:1]} does not exist ({spec.path})")
+                raise InputError(
+                    f"kernel {name!r}: its interpreter {spec.argv[:1]} does not exist ({spec.path})"
+                )
             return spec.interpreter
     for broken in unreadable:
         if broken.name == name.lower():
-            raise InputError(f"kernel {name!r}: {broken.path} is unreadable ({broken.reason}); "
-                             "see `stackcheck kernel check` for how to fix it")
+            raise InputError(
+                f"kernel {name!r}: {broken.path} is unreadable ({broken.reason}); "
+                "see `stackcheck kernel check` for how to fix it"
+            )
     raise InputError(f"no Jupyter kernel named {name!r} (see `jupyter kernelspec list`)")

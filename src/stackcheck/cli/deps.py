@@ -32,7 +32,9 @@ def _graph(python_path, snapshot_file):
     if snapshot.packages.status != "ok":
         from stackcheck.errors import InputError
 
-        raise InputError(f"{snapshot_file or python_path or 'this environment'}: no package list to build the graph from")
+        raise InputError(
+            f"{snapshot_file or python_path or 'this environment'}: no package list to build the graph from"
+        )
     return snapshot, DepGraph(snapshot)
 
 

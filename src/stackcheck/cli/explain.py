@@ -10,8 +10,15 @@ from stackcheck.cli.common import emit_json, finish, json_option, one_output
 @click.command()
 @click.argument("check_id", required=False)
 @click.option("--list", "list_all", is_flag=True, help="List every check ID with its title.")
-@click.option("--markdown", "as_markdown", is_flag=True, help="Print the whole check reference as Markdown (docs/checks.md).")
-@click.option("-o", "--output", metavar="FILE", help="With --markdown: write the reference to FILE (atomically).")
+@click.option(
+    "--markdown",
+    "as_markdown",
+    is_flag=True,
+    help="Print the whole check reference as Markdown (docs/checks.md).",
+)
+@click.option(
+    "-o", "--output", metavar="FILE", help="With --markdown: write the reference to FILE (atomically)."
+)
 @json_option
 def explain(check_id, list_all, as_markdown, output, as_json):
     """Explain a check ID (PY001, PKG003, ISO002, GPU004, CUDA002, KB017 …).
@@ -40,7 +47,9 @@ def explain(check_id, list_all, as_markdown, output, as_json):
         return
     if list_all or not check_id:
         if as_json:
-            emit_json([{"id": s.id, "title": s.title, "commands": sorted(s.commands)} for s in checks.values()])
+            emit_json(
+                [{"id": s.id, "title": s.title, "commands": sorted(s.commands)} for s in checks.values()]
+            )
         else:
             for spec in checks.values():
                 click.echo(f"{spec.id:<8} {spec.title}  [{', '.join(sorted(spec.commands)) or 'triage'}]")
@@ -55,10 +64,22 @@ def explain(check_id, list_all, as_markdown, output, as_json):
 
         raise InputError(f"unknown check ID {check_id!r}{hint}")
     if as_json:
-        emit_json({"id": spec.id, "title": spec.title, "commands": sorted(spec.commands), "needs_profile": spec.needs_profile, "explain": spec.explain, "sources": list(spec.sources)})
+        emit_json(
+            {
+                "id": spec.id,
+                "title": spec.title,
+                "commands": sorted(spec.commands),
+                "needs_profile": spec.needs_profile,
+                "explain": spec.explain,
+                "sources": list(spec.sources),
+            }
+        )
         return
     click.echo(f"{spec.id}: {spec.title}")
-    where = ", ".join(sorted(spec.commands)) or "triage only (matched against error text, not judged in preflight)"
+    where = (
+        ", ".join(sorted(spec.commands))
+        or "triage only (matched against error text, not judged in preflight)"
+    )
     click.echo(f"runs in: {where}" + (" (with a profile)" if spec.needs_profile else ""))
     click.echo("")
     click.echo(spec.explain)

@@ -9,12 +9,24 @@ from stackcheck.cli.common import emit_report, finish, json_option, strict_optio
 
 @click.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False))
-@click.option("--max-weight-size", default="10MiB", show_default=True, metavar="SIZE", help="Weight files larger than this are reported (10MiB, 500MB, 2GiB, bytes).")
-@click.option("--ignore-file", metavar="FILE", help="Accepted exceptions (default: .stackcheck-ignore at the repository root).")
+@click.option(
+    "--max-weight-size",
+    default="10MiB",
+    show_default=True,
+    metavar="SIZE",
+    help="Weight files larger than this are reported (10MiB, 500MB, 2GiB, bytes).",
+)
+@click.option(
+    "--ignore-file",
+    metavar="FILE",
+    help="Accepted exceptions (default: .stackcheck-ignore at the repository root).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also list the rules that found nothing.")
 @json_option
 @strict_option
-def hygiene(path: str, max_weight_size: str, ignore_file: str | None, verbose: bool, as_json: bool, strict: bool) -> None:
+def hygiene(
+    path: str, max_weight_size: str, ignore_file: str | None, verbose: bool, as_json: bool, strict: bool
+) -> None:
     """Scan the files git tracks in PATH's repository (a directory walk outside git) for
     committed secrets (HYG001), model weights over --max-weight-size (HYG002), Hugging Face
     caches (HYG003), compile caches and built binaries (HYG004), tokens in notebook outputs
@@ -34,5 +46,7 @@ def hygiene(path: str, max_weight_size: str, ignore_file: str | None, verbose: b
     emit_report(report, as_json=as_json, verbose=verbose)
     if not as_json:
         env = report.environment
-        click.echo(f"  scanned {env['files']} files ({env['mode']}) in {env['root']}; {env['ignored']} finding(s) accepted by the ignore file")
+        click.echo(
+            f"  scanned {env['files']} files ({env['mode']}) in {env['root']}; {env['ignored']} finding(s) accepted by the ignore file"
+        )
     finish(exit_code(report.verdict, strict))

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import checked, emit_json, emit_report, finish, json_option, registry_option
-from stackcheck.cli.common import strict_option
+from stackcheck.cli.common import (
+    checked,
+    emit_json,
+    emit_report,
+    finish,
+    json_option,
+    registry_option,
+    strict_option,
+)
 
 
 @click.group()
@@ -23,12 +30,30 @@ def kernel() -> None:
 @kernel.command()
 @click.option("--name", metavar="NAME", help="Kernel name (default: the environment's directory name).")
 @click.option("--display-name", metavar="TEXT", help="Name shown in Jupyter's kernel menu.")
-@click.option("--repo", metavar="PATH", help="Directory put on the kernel's PYTHONPATH (default: the git root above the current directory).")
-@click.option("--python", "python_path", metavar="PATH", help="Interpreter the kernel runs (default: this one).")
-@click.option("--user", is_flag=True, help="Install into the user's Jupyter data dir (default; honours JUPYTER_DATA_DIR).")
-@click.option("--prefix", metavar="DIR", help="Install into DIR/share/jupyter/kernels (e.g. an environment's prefix).")
-@click.option("--data-dir", metavar="DIR", help="Install into DIR/kernels (a Jupyter data dir, e.g. one on JUPYTER_PATH).")
-@click.option("--force", is_flag=True, help="Replace a kernel of the same name that runs another interpreter.")
+@click.option(
+    "--repo",
+    metavar="PATH",
+    help="Directory put on the kernel's PYTHONPATH (default: the git root above the current directory).",
+)
+@click.option(
+    "--python", "python_path", metavar="PATH", help="Interpreter the kernel runs (default: this one)."
+)
+@click.option(
+    "--user",
+    is_flag=True,
+    help="Install into the user's Jupyter data dir (default; honours JUPYTER_DATA_DIR).",
+)
+@click.option(
+    "--prefix", metavar="DIR", help="Install into DIR/share/jupyter/kernels (e.g. an environment's prefix)."
+)
+@click.option(
+    "--data-dir",
+    metavar="DIR",
+    help="Install into DIR/kernels (a Jupyter data dir, e.g. one on JUPYTER_PATH).",
+)
+@click.option(
+    "--force", is_flag=True, help="Replace a kernel of the same name that runs another interpreter."
+)
 @json_option
 def register(name, display_name, repo, python_path, user, prefix, data_dir, force, as_json):
     """Write a kernelspec that runs the interpreter by absolute path, with the repository
@@ -39,18 +64,37 @@ def register(name, display_name, repo, python_path, user, prefix, data_dir, forc
     """
     from stackcheck.notebook.register import register as do_register
 
-    result = do_register(name=name, display_name=display_name, python=python_path, repo=repo, user=user,
-                         prefix=prefix, data_dir=data_dir, force=force)
+    result = do_register(
+        name=name,
+        display_name=display_name,
+        python=python_path,
+        repo=repo,
+        user=user,
+        prefix=prefix,
+        data_dir=data_dir,
+        force=force,
+    )
     if as_json:
-        emit_json({"name": result.name, "path": result.path, "via": result.via, "replaced": result.replaced,
-                   "kernelspec": result.spec, "warnings": result.warnings, "fixes": result.fixes})
+        emit_json(
+            {
+                "name": result.name,
+                "path": result.path,
+                "via": result.via,
+                "replaced": result.replaced,
+                "kernelspec": result.spec,
+                "warnings": result.warnings,
+                "fixes": result.fixes,
+            }
+        )
     else:
         from stackcheck.identifiers import printable
         from stackcheck.shellcmd import join
 
         verb = "replaced" if result.replaced is not None else "registered"
-        lines = [f"{verb} kernel {result.name!r}: {result.path} (via {result.via})",
-                 f"  runs:       {join(result.spec['argv'])}"]
+        lines = [
+            f"{verb} kernel {result.name!r}: {result.path} (via {result.via})",
+            f"  runs:       {join(result.spec['argv'])}",
+        ]
         if result.spec.get("env"):
             lines.append(f"  PYTHONPATH: {result.spec['env']['PYTHONPATH']}")
         lines += [f"  WARNING: {w}" for w in result.warnings] + [f"  fix:     {f}" for f in result.fixes]
@@ -60,8 +104,14 @@ def register(name, display_name, repo, python_path, user, prefix, data_dir, forc
 
 @kernel.command()
 @click.argument("names", nargs=-1, metavar="[NAME]...", callback=checked(field="NAME"))
-@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(),
-              help="Also judge the kernel's environment against this profile.")
+@click.option(
+    "--profile",
+    "-p",
+    "profile_id",
+    metavar="ID",
+    callback=checked(),
+    help="Also judge the kernel's environment against this profile.",
+)
 @registry_option
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")

@@ -26,11 +26,21 @@ def knowledge() -> None:
 @click.option("--no-torch-index", is_flag=True, help="Do not read the PyTorch CUDA indexes.")
 @click.option("--cuda", "extra_cuda", multiple=True, metavar="cuNNN", help="Also read this CUDA index.")
 @click.option("--torch-since", metavar="X.Y", help="Compare only the torch releases from X.Y on.")
-@click.option("--timeout", type=click.FloatRange(1, 300), default=20.0, show_default=True,
-              help="Seconds a request.")
+@click.option(
+    "--timeout", type=click.FloatRange(1, 300), default=20.0, show_default=True, help="Seconds a request."
+)
 @json_option
 def refresh(  # noqa: PLR0913 (one parameter per option)
-    check, dry_run, cache, replay, data_dir, packages, no_torch_index, extra_cuda, torch_since, timeout,
+    check,
+    dry_run,
+    cache,
+    replay,
+    data_dir,
+    packages,
+    no_torch_index,
+    extra_cuda,
+    torch_since,
+    timeout,
     as_json,
 ):
     """Regenerate the pin table and the CUDA builds per torch release from the package indexes.
@@ -63,8 +73,14 @@ def refresh(  # noqa: PLR0913 (one parameter per option)
     fetcher = kr.Fetcher(
         cache=Path(cache) if cache else None, replay=Path(replay) if replay else None, timeout=timeout
     )
-    result = kr.refresh(directory, fetcher, packages=tuple(packages) or None, torch_index=not no_torch_index,
-                        extra_cuda=tuple(extra_cuda), torch_since=torch_since)
+    result = kr.refresh(
+        directory,
+        fetcher,
+        packages=tuple(packages) or None,
+        torch_index=not no_torch_index,
+        extra_cuda=tuple(extra_cuda),
+        torch_since=torch_since,
+    )
     written = [] if (check or dry_run) else kr.write(result, directory)
     if as_json:
         extra = {"written": [str(p) for p in written], "requests": len(fetcher.requests)}

@@ -30,8 +30,12 @@ def _int(name: str, help: str):
 
 
 @click.command(context_settings={"max_content_width": 100})
-@click.option("--config", "config_file", metavar="FILE",
-              help="A Hugging Face config.json ('-' for stdin; nothing is downloaded).")
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    help="A Hugging Face config.json ('-' for stdin; nothing is downloaded).",
+)
 @_int("hidden_size", "Explicit size: hidden size (instead of --config).")
 @_int("layers", "Explicit size: decoder layers.")
 @_int("heads", "Explicit size: attention heads.")
@@ -43,39 +47,160 @@ def _int(name: str, help: str):
 @_int("experts_per_token", "Explicit size: experts routed per token.")
 @_int("moe_intermediate_size", "Explicit size: width of one expert.")
 @_int("shared_expert_intermediate_size", "Explicit size: width of the shared expert.")
-@click.option("--tied/--untied", "tied", default=None, help="Explicit size: input and output embeddings shared.")
+@click.option(
+    "--tied/--untied", "tied", default=None, help="Explicit size: input and output embeddings shared."
+)
 @click.option("--qkv-bias", is_flag=True, help="Explicit size: q/k/v projections carry biases (Qwen2-style).")
-@click.option("--mode", type=click.Choice(["infer", "serve", "train", "lora", "qlora"]), default="infer", show_default=True,
-              help="infer: HF-style generation; serve: vLLM-style KV budget; train: full fine-tuning; lora/qlora: adapters on a frozen (NF4) base.")
-@click.option("--dtype", type=click.Choice(["fp32", "bf16", "fp16", "fp8"]), default="bf16", show_default=True, help="Weights and activations dtype.")
-@click.option("--quant", type=click.Choice(["int8", "int4", "nf4"]), help="Weight quantization of the decoder Linear layers (qlora: nf4 by default).")
-@click.option("--kv-dtype", type=click.Choice(["fp32", "bf16", "fp16", "fp8"]), help="KV cache dtype (default: --dtype).")
-@click.option("--seq-len", type=click.IntRange(1, 1 << 32), help="Tokens per sequence (default 4096, capped at the model's maximum; serve: the model's maximum).")
-@click.option("--batch", type=click.IntRange(1, 1 << 20), default=1, show_default=True, help="Sequences per forward pass (per GPU when training).")
-@click.option("--concurrency", type=click.IntRange(1, 1 << 20), default=1, show_default=True, help="Concurrent requests (infer/serve).")
-@click.option("--gradient-checkpointing", is_flag=True, help="Full activation recomputation (train/lora/qlora).")
-@click.option("--attention", type=click.Choice(["sdpa", "eager"]), default="sdpa", show_default=True, help="eager materialises the s×s attention matrix.")
-@click.option("--optimizer", type=click.Choice(["adamw", "adamw8bit", "sgd"]), default="adamw", show_default=True)
-@click.option("--gpus", type=click.IntRange(1, 1 << 16), default=1, show_default=True, help="GPUs (tensor parallel for infer/serve, data parallel for training).")
-@click.option("--zero", type=click.IntRange(0, 3), default=0, show_default=True, help="DeepSpeed ZeRO stage for training.")
-@click.option("--offload-optimizer", is_flag=True,
-              help="Optimizer states and fp32 master weights in CPU RAM (ZeRO-Offload; training).")
+@click.option(
+    "--mode",
+    type=click.Choice(["infer", "serve", "train", "lora", "qlora"]),
+    default="infer",
+    show_default=True,
+    help="infer: HF-style generation; serve: vLLM-style KV budget; train: full fine-tuning; lora/qlora: adapters on a frozen (NF4) base.",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(["fp32", "bf16", "fp16", "fp8"]),
+    default="bf16",
+    show_default=True,
+    help="Weights and activations dtype.",
+)
+@click.option(
+    "--quant",
+    type=click.Choice(["int8", "int4", "nf4"]),
+    help="Weight quantization of the decoder Linear layers (qlora: nf4 by default).",
+)
+@click.option(
+    "--kv-dtype",
+    type=click.Choice(["fp32", "bf16", "fp16", "fp8"]),
+    help="KV cache dtype (default: --dtype).",
+)
+@click.option(
+    "--seq-len",
+    type=click.IntRange(1, 1 << 32),
+    help="Tokens per sequence (default 4096, capped at the model's maximum; serve: the model's maximum).",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(1, 1 << 20),
+    default=1,
+    show_default=True,
+    help="Sequences per forward pass (per GPU when training).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 1 << 20),
+    default=1,
+    show_default=True,
+    help="Concurrent requests (infer/serve).",
+)
+@click.option(
+    "--gradient-checkpointing", is_flag=True, help="Full activation recomputation (train/lora/qlora)."
+)
+@click.option(
+    "--attention",
+    type=click.Choice(["sdpa", "eager"]),
+    default="sdpa",
+    show_default=True,
+    help="eager materialises the s×s attention matrix.",
+)
+@click.option(
+    "--optimizer", type=click.Choice(["adamw", "adamw8bit", "sgd"]), default="adamw", show_default=True
+)
+@click.option(
+    "--gpus",
+    type=click.IntRange(1, 1 << 16),
+    default=1,
+    show_default=True,
+    help="GPUs (tensor parallel for infer/serve, data parallel for training).",
+)
+@click.option(
+    "--zero",
+    type=click.IntRange(0, 3),
+    default=0,
+    show_default=True,
+    help="DeepSpeed ZeRO stage for training.",
+)
+@click.option(
+    "--offload-optimizer",
+    is_flag=True,
+    help="Optimizer states and fp32 master weights in CPU RAM (ZeRO-Offload; training).",
+)
 @click.option("--lora-rank", type=click.IntRange(1, 1 << 16), default=16, show_default=True)
-@click.option("--lora-targets", default="all-linear", show_default=True, help="Comma-separated Linear names (q,k,v,o,gate,up,down or q_proj,...), or all-linear.")
-@click.option("--gpu", "gpu_name", metavar="NAME",
-              help="Target GPU by name (H100, A100-80GB, T4, RTX-4090 …, "
-                   "or as nvidia-smi prints it: 'NVIDIA H100 80GB HBM3').")
-@click.option("--gpu-memory", metavar="SIZE", help="Target memory per GPU, e.g. 80GiB, 24GB (bare number: GiB).")
-@click.option("--gpu-memory-utilization", "utilization", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
-              help="vLLM-style fraction of GPU memory the engine may use (serve).")
-@click.option("--overhead-gib", type=click.FloatRange(0, _MAX_GIB), default=1.0, show_default=True, help="CUDA context + workspaces per GPU.")
-@click.option("--serve-activation-gib", type=click.FloatRange(0, _MAX_GIB), default=5.0, show_default=True, help="vLLM peak activation during profiling (serve).")
-@click.option("--non-torch-gib", type=click.FloatRange(0, _MAX_GIB), default=0.15, show_default=True, help="vLLM non-torch memory: NCCL, CUDA graphs … (serve).")
+@click.option(
+    "--lora-targets",
+    default="all-linear",
+    show_default=True,
+    help="Comma-separated Linear names (q,k,v,o,gate,up,down or q_proj,...), or all-linear.",
+)
+@click.option(
+    "--gpu",
+    "gpu_name",
+    metavar="NAME",
+    help="Target GPU by name (H100, A100-80GB, T4, RTX-4090 …, "
+    "or as nvidia-smi prints it: 'NVIDIA H100 80GB HBM3').",
+)
+@click.option(
+    "--gpu-memory", metavar="SIZE", help="Target memory per GPU, e.g. 80GiB, 24GB (bare number: GiB)."
+)
+@click.option(
+    "--gpu-memory-utilization",
+    "utilization",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.9,
+    show_default=True,
+    help="vLLM-style fraction of GPU memory the engine may use (serve).",
+)
+@click.option(
+    "--overhead-gib",
+    type=click.FloatRange(0, _MAX_GIB),
+    default=1.0,
+    show_default=True,
+    help="CUDA context + workspaces per GPU.",
+)
+@click.option(
+    "--serve-activation-gib",
+    type=click.FloatRange(0, _MAX_GIB),
+    default=5.0,
+    show_default=True,
+    help="vLLM peak activation during profiling (serve).",
+)
+@click.option(
+    "--non-torch-gib",
+    type=click.FloatRange(0, _MAX_GIB),
+    default=0.15,
+    show_default=True,
+    help="vLLM non-torch memory: NCCL, CUDA graphs … (serve).",
+)
 @json_option
-def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, batch, concurrency, gradient_checkpointing,
-           attention, optimizer, gpus, zero, offload_optimizer, lora_rank, lora_targets, gpu_name, gpu_memory,
-           utilization, overhead_gib,
-           serve_activation_gib, non_torch_gib, as_json, **sizes):
+def memory(
+    config_file,
+    tied,
+    qkv_bias,
+    mode,
+    dtype,
+    quant,
+    kv_dtype,
+    seq_len,
+    batch,
+    concurrency,
+    gradient_checkpointing,
+    attention,
+    optimizer,
+    gpus,
+    zero,
+    offload_optimizer,
+    lora_rank,
+    lora_targets,
+    gpu_name,
+    gpu_memory,
+    utilization,
+    overhead_gib,
+    serve_activation_gib,
+    non_torch_gib,
+    as_json,
+    **sizes,
+):
     """Estimate model memory: exact parameter count, then weights, KV cache, activations,
     gradients, optimizer states, logits and runtime overhead, each with its formula.
 
@@ -93,8 +218,8 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
     from stackcheck.errors import InputError
     from stackcheck.memory import architecture
     from stackcheck.memory.estimate import Workload
-    from stackcheck.memory.suggest import advise
     from stackcheck.memory.gpus import GIB, find_gpu, parse_size
+    from stackcheck.memory.suggest import advise
 
     explicit = {key: sizes[opt] for opt, key in _EXPLICIT if sizes.get(opt) is not None}
     if tied is not None:
@@ -110,7 +235,9 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
         cfg = {"model_type": "explicit", "tie_word_embeddings": False, "qkv_bias": qkv_bias, **explicit}
         source = "explicit sizes"
     else:
-        raise InputError("give --config FILE or explicit sizes (--hidden-size, --layers, --heads, --vocab-size …); see --help")
+        raise InputError(
+            "give --config FILE or explicit sizes (--hidden-size, --layers, --heads, --vocab-size …); see --help"
+        )
     try:
         arch = architecture.from_config(cfg, source)
     except InputError as exc:
@@ -131,13 +258,27 @@ def memory(config_file, tied, qkv_bias, mode, dtype, quant, kv_dtype, seq_len, b
     elif gpu_memory:
         memory_bytes = parse_size(gpu_memory)
     work = Workload(
-        mode=mode, dtype=dtype, quant=quant, kv_dtype=kv_dtype, seq_len=seq_len, batch=batch, concurrency=concurrency,
-        gradient_checkpointing=gradient_checkpointing, attention=attention, optimizer=optimizer, gpus=gpus, zero=zero,
-        offload_optimizer=offload_optimizer, lora_rank=lora_rank,
+        mode=mode,
+        dtype=dtype,
+        quant=quant,
+        kv_dtype=kv_dtype,
+        seq_len=seq_len,
+        batch=batch,
+        concurrency=concurrency,
+        gradient_checkpointing=gradient_checkpointing,
+        attention=attention,
+        optimizer=optimizer,
+        gpus=gpus,
+        zero=zero,
+        offload_optimizer=offload_optimizer,
+        lora_rank=lora_rank,
         lora_targets=[t.strip() for t in lora_targets.split(",") if t.strip()],
-        gpu_memory_bytes=memory_bytes, gpu_name=gpu_name, gpu_compute_capability=compute_capability,
+        gpu_memory_bytes=memory_bytes,
+        gpu_name=gpu_name,
+        gpu_compute_capability=compute_capability,
         utilization=utilization,
-        overhead_bytes=int(overhead_gib * GIB), serve_activation_bytes=int(serve_activation_gib * GIB),
+        overhead_bytes=int(overhead_gib * GIB),
+        serve_activation_bytes=int(serve_activation_gib * GIB),
         serve_non_torch_bytes=int(non_torch_gib * GIB),
     )
     result = advise(arch, counts, work)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from stackcheck.cli.common import (
+    checked,
     deep_option,
     emit_json,
     emit_report,
     finish,
-    checked,
     judge_environment,
     judging_options,
     one_output,
@@ -18,13 +18,33 @@ from stackcheck.cli.common import (
 
 
 @click.command()
-@click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(),
-              help="Profile to check against (see --list-profiles).")
+@click.option(
+    "--profile",
+    "-p",
+    "profile_id",
+    metavar="ID",
+    callback=checked(),
+    help="Profile to check against (see --list-profiles).",
+)
 @click.option("--list-profiles", is_flag=True, help="List the profiles of the registry in use and exit.")
 @registry_option
 @deep_option
 @judging_options
-def preflight(profile_id, list_profiles, registry, python_path, kernel_name, snapshot_file, collect_env_file, deep, skip, as_json, as_markdown, verbose, strict):
+def preflight(
+    profile_id,
+    list_profiles,
+    registry,
+    python_path,
+    kernel_name,
+    snapshot_file,
+    collect_env_file,
+    deep,
+    skip,
+    as_json,
+    as_markdown,
+    verbose,
+    strict,
+):
     """Check the live environment (or a recorded one) against a profile.
 
     Every check says ok / warning / blocked; each non-ok one shows what was observed, what
@@ -49,8 +69,14 @@ def preflight(profile_id, list_profiles, registry, python_path, kernel_name, sna
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
     profile = catalog.get(profile_id)
     report = judge_environment(
-        "preflight", profile=profile, python_path=python_path, kernel_name=kernel_name, snapshot_file=snapshot_file,
-        collect_env_file=collect_env_file, skip=skip, deep=deep,
+        "preflight",
+        profile=profile,
+        python_path=python_path,
+        kernel_name=kernel_name,
+        snapshot_file=snapshot_file,
+        collect_env_file=collect_env_file,
+        skip=skip,
+        deep=deep,
     )
     report.environment["registry"] = catalog.source
     emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)

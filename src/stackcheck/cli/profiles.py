@@ -31,7 +31,9 @@ def profiles() -> None:
 
 @profiles.command("list")
 @registry_option
-@click.option("--all", "include_bases", is_flag=True, help="Also list the hidden base layers (category 'base').")
+@click.option(
+    "--all", "include_bases", is_flag=True, help="Also list the hidden base layers (category 'base')."
+)
 @json_option
 def list_(registry: str | None, include_bases: bool, as_json: bool) -> None:
     """Table of profiles: ID, category, evidence scope, title."""
@@ -72,8 +74,11 @@ def show(profile_id: str, registry: str | None, raw: bool, as_json: bool) -> Non
             from stackcheck.shellcmd import command
 
             export = command("stackcheck", "profiles", "export", profile_id)
-            click.echo("stackcheck: note: this is the resolved profile (`layers` is filled by the resolver); "
-                       f"`{export}` writes an entry a registry accepts", err=True)
+            click.echo(
+                "stackcheck: note: this is the resolved profile (`layers` is filled by the resolver); "
+                f"`{export}` writes an entry a registry accepts",
+                err=True,
+            )
         return
     click.echo(_render(profile, catalog.file(profile_id), raw), nl=False)
 
@@ -87,19 +92,35 @@ def _render(profile, file: str, raw: bool) -> str:
         out.append(f"  {profile.purpose}")
     out.append(f"  defined in {file}")
     default_scope = raw and profile.evidence_scope == "cpu-smoke"
-    rows = [("category", profile.category or "–"), ("evidence", "(default: cpu-smoke; a parent's scope wins)" if default_scope else profile.evidence_scope)]
+    rows = [
+        ("category", profile.category or "–"),
+        (
+            "evidence",
+            "(default: cpu-smoke; a parent's scope wins)" if default_scope else profile.evidence_scope,
+        ),
+    ]
     if raw:
         rows.append(("extends", ", ".join(profile.extends) or "–"))
     else:
         rows.append(("layers", " → ".join(profile.layers)))
-    rows.append(("python", "(inherited)" if raw and profile.python is None else versions.describe(profile.python or "")))
+    rows.append(
+        (
+            "python",
+            "(inherited)" if raw and profile.python is None else versions.describe(profile.python or ""),
+        )
+    )
     rows.append(("device", "(inherited)" if raw and profile.gpu is None else device_scope(profile)))
     if profile.platform:
         p = profile.platform
-        bits = [", ".join(p.os) or "any OS", ", ".join(p.arch) or "any arch"] + ([f"glibc ≥ {p.min_glibc}"] if p.min_glibc else [])
+        bits = [", ".join(p.os) or "any OS", ", ".join(p.arch) or "any arch"] + (
+            [f"glibc ≥ {p.min_glibc}"] if p.min_glibc else []
+        )
         rows.append(("platform", "; ".join(bits)))
     out += [f"  {k:<9} {v}" for k, v in rows]
-    for title, items in (("requirements", profile.requirements), ("constraints (judged when installed)", profile.constraints)):
+    for title, items in (
+        ("requirements", profile.requirements),
+        ("constraints (judged when installed)", profile.constraints),
+    ):
         if items:
             out.append(f"{title}:")
             out += [f"  {r}" for r in items]
@@ -110,7 +131,11 @@ def _render(profile, file: str, raw: bool) -> str:
         for f in profile.forbidden:
             instead = f" (use {f.use_instead})" if f.use_instead else ""
             out.append(f"  {f.requirement}{instead}: {f.reason}")
-    links = [(k, v) for k, v in (("quickstart", profile.docs.quickstart), ("assets", profile.docs.experiment_assets)) if v]
+    links = [
+        (k, v)
+        for k, v in (("quickstart", profile.docs.quickstart), ("assets", profile.docs.experiment_assets))
+        if v
+    ]
     links += sorted(profile.docs.extra.items())
     if links:
         out.append("docs: " + ", ".join(f"{k} {v}" for k, v in links))
@@ -123,11 +148,18 @@ def _render(profile, file: str, raw: bool) -> str:
 @profiles.command()
 @click.argument("profile_ids", nargs=-1, required=True, metavar="ID...")
 @registry_option
-@click.option("--format", "fmt", type=click.Choice(["registry"]), default="registry", show_default=True,
-              help="registry: a registry file (--registry FILE, requirements/environment-profiles.json) "
-                   "holding the profiles.")
-@click.option("-o", "--output", metavar="FILE",
-              help="Write to FILE (atomically) and print its path, instead of stdout.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["registry"]),
+    default="registry",
+    show_default=True,
+    help="registry: a registry file (--registry FILE, requirements/environment-profiles.json) "
+    "holding the profiles.",
+)
+@click.option(
+    "-o", "--output", metavar="FILE", help="Write to FILE (atomically) and print its path, instead of stdout."
+)
 def export(profile_ids: tuple[str, ...], registry: str | None, fmt: str, output: str | None) -> None:
     """Export resolved profiles as a registry entry that --registry accepts.
 
@@ -168,7 +200,6 @@ def validate(file: str | None, as_json: bool) -> None:
     """
     from stackcheck.catalog import find_registry
     from stackcheck.catalog import validate as run_validation
-
     from stackcheck.fileio import source_name
 
     source = source_name(file) if file else str(find_registry() or "built-in")
@@ -187,7 +218,9 @@ def validate(file: str | None, as_json: bool) -> None:
 
 @profiles.command()
 @registry_option
-@click.option("-o", "--output", metavar="FILE", help="Write the index to FILE (atomically) instead of stdout.")
+@click.option(
+    "-o", "--output", metavar="FILE", help="Write the index to FILE (atomically) instead of stdout."
+)
 def docs(registry: str | None, output: str | None) -> None:
     """Markdown index of the registry (ID, purpose, device scope, entry links).
 

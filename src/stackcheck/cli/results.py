@@ -16,6 +16,7 @@ from stackcheck.cli.common import (
     snapshot_option,
 )
 
+
 def echo(*lines: str, err: bool = False) -> None:
     """Each of ``lines`` as one line: labels, topics and texts of records written before the
     identifier rule (or by hand) may hold newlines and escape sequences, shown escaped."""
@@ -103,7 +104,9 @@ def record(file, snapshot_file, collect_env_file, registry, ledger, as_json):
         s = done.stored
         runs = len(ledger.same_candidate(done.record))
         click.echo(f"recorded {s.id} ({s.evidence}) at {s.path}")
-        click.echo(f"candidate {s.candidate}: " + ("new candidate" if runs == 1 else f"run {runs} of this candidate"))
+        click.echo(
+            f"candidate {s.candidate}: " + ("new candidate" if runs == 1 else f"run {runs} of this candidate")
+        )
         prof = done.record.profile
         failing = f" ({', '.join(prof.failing_checks)})" if prof.failing_checks else ""
         click.echo(f"profile {prof.id}: preflight {prof.verdict}{failing}")
@@ -158,8 +161,10 @@ def list_(topic, ledger, as_json):
     for e in entries:
         r = e.record
         flag = "  FLAGGED" if e.flags else ""
-        echo(f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}"
-             + flag)
+        echo(
+            f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}"
+            + flag
+        )
     finish(0)
 
 
@@ -209,8 +214,11 @@ def show(record_id, ledger, as_json):
 def _workload(w) -> str:
     """``inference, samples 200, seed 0 (not recorded: concurrency, tokens)``: no "None"."""
     shown = lambda n: "?" if n is None else n  # noqa: E731
-    tokens = None if w.input_tokens is None and w.output_tokens is None else \
-        f"{shown(w.input_tokens)}/{shown(w.output_tokens)}"
+    tokens = (
+        None
+        if w.input_tokens is None and w.output_tokens is None
+        else f"{shown(w.input_tokens)}/{shown(w.output_tokens)}"
+    )
     facts = {"samples": w.samples, "concurrency": w.concurrency, "tokens": tokens, "seed": w.seed}
     known = [f"{k} {v}" for k, v in facts.items() if v is not None]
     unknown = [k for k, v in facts.items() if v is None]
@@ -231,10 +239,9 @@ def _workload(w) -> str:
 def diff(a, b, varying, ledger, as_json):
     """What differs between two records (identity, environment, metrics), and whether their
     numbers may be compared. Exit 1 when they are not comparable."""
+    from stackcheck.redaction import redact_value
     from stackcheck.results.compare import diff as diff_records
     from stackcheck.results.compare import render
-
-    from stackcheck.redaction import redact_value
 
     d = redact_value(diff_records(ledger.get(a)[0], ledger.get(b)[0], list(varying)))
     if as_json:
@@ -255,17 +262,31 @@ def promote(record_id, level, ledger, as_json):
     rec, _ = ledger.get(record_id)
     event = ledger.promote(rec, level)
     if as_json:
-        emit_json({"event": event.digest.partition(":")[2][:16], "record": event.record_id[:16], "evidence": level, "proof": event.proof})
+        emit_json(
+            {
+                "event": event.digest.partition(":")[2][:16],
+                "record": event.record_id[:16],
+                "evidence": level,
+                "proof": event.proof,
+            }
+        )
     else:
-        click.echo(f"promoted {event.record_id[:16]} to {level} (event {event.digest.partition(':')[2][:16]})")
+        click.echo(
+            f"promoted {event.record_id[:16]} to {level} (event {event.digest.partition(':')[2][:16]})"
+        )
     finish(0)
 
 
 @results.command(short_help="Record the decision of a topic.")
 @click.argument("topic", callback=checked("topic"))
 @click.argument("run_label", callback=checked())
-@click.option("--decision", required=True, metavar="TEXT", callback=checked("text"),
-              help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.")
+@click.option(
+    "--decision",
+    required=True,
+    metavar="TEXT",
+    callback=checked("text"),
+    help="What was decided, e.g. 'ship sdpa; flash-attn gains <2%'.",
+)
 @ledger_options
 @json_option
 def decide(topic, run_label, decision, ledger, as_json):
@@ -316,7 +337,9 @@ def reindex(ledger, as_json):
     if as_json:
         emit_json(counts)
     else:
-        click.echo(f"indexed {counts['records']} records and {counts['events']} events; skipped {counts['skipped']}")
+        click.echo(
+            f"indexed {counts['records']} records and {counts['events']} events; skipped {counts['skipped']}"
+        )
     finish(0)
 
 

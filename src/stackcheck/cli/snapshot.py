@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import collect_env_option, deep_option, emit_json, finish, json_option, python_option, snapshot_option
+from stackcheck.cli.common import (
+    collect_env_option,
+    deep_option,
+    emit_json,
+    finish,
+    json_option,
+    python_option,
+    snapshot_option,
+)
 
 GIB = 1024**3
 
 
 @click.command()
 @json_option
-@click.option("-o", "--output", "output", metavar="FILE", help="Write the snapshot JSON to FILE (atomically) and print the path.")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="FILE",
+    help="Write the snapshot JSON to FILE (atomically) and print the path.",
+)
 @deep_option
 @python_option
 @collect_env_option
@@ -110,7 +124,9 @@ def _count(n: int, noun: str) -> str:
 def _env_facts(e) -> str:
     if e.status != "ok":
         return ""
-    return _count(len(e.variables), "variable") + (f", redacted: {', '.join(e.redacted)}" if e.redacted else "")
+    return _count(len(e.variables), "variable") + (
+        f", redacted: {', '.join(e.redacted)}" if e.redacted else ""
+    )
 
 
 def _platform_facts(p) -> str:
@@ -129,7 +145,9 @@ def _platform_facts(p) -> str:
 def _accelerator_facts(a) -> str:
     if a.status != "ok":
         return "looked for: " + "; ".join(a.looked_for) if a.looked_for else ""
-    parts = [f"{a.vendor} driver {a.driver_version}".strip() + (f" ({a.driver_source})" if a.driver_source else "")]
+    parts = [
+        f"{a.vendor} driver {a.driver_version}".strip() + (f" ({a.driver_source})" if a.driver_source else "")
+    ]
     if a.cuda_driver_version:
         parts.append(f"CUDA {a.cuda_driver_version} max")
     for g in a.gpus:
@@ -149,7 +167,9 @@ def _torch_facts(t) -> str:
         if t.deep_error:
             text += f"; deep: {t.deep_error}"
         else:
-            text += f"; cuda available: {t.cuda_available}" + (f", devices: {t.device_count}" if t.device_count is not None else "")
+            text += f"; cuda available: {t.cuda_available}" + (
+                f", devices: {t.device_count}" if t.device_count is not None else ""
+            )
             if t.arch_list:
                 text += f", arch: {' '.join(t.arch_list)}"
     return text
@@ -167,7 +187,12 @@ def _toolchain_facts(tc) -> str:
 def _kernel_facts(k) -> str:
     if not k.kernels:
         return f"no kernelspecs in {len(k.data_dirs)} data dirs" if k.data_dirs else ""
-    return ", ".join(f"{s.name} → {s.interpreter or s.argv[0]}" + (" (bare python)" if s.bare_python else "") + ("" if s.interpreter_exists else " (missing)") for s in k.kernels)
+    return ", ".join(
+        f"{s.name} → {s.interpreter or s.argv[0]}"
+        + (" (bare python)" if s.bare_python else "")
+        + ("" if s.interpreter_exists else " (missing)")
+        for s in k.kernels
+    )
 
 
 def _git_facts(g) -> str:

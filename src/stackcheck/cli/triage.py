@@ -29,7 +29,9 @@ empty or binary input.""",
 @snapshot_option
 @collect_env_option
 @click.option("--no-env", is_flag=True, help="Do not judge against any environment (not even the live one).")
-@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N", help="Show only the N best matches.")
+@click.option(
+    "--top", type=click.IntRange(min=1), default=None, metavar="N", help="Show only the N best matches."
+)
 @json_option
 def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
     """Diagnose an error text, traceback or whole CI log (streamed; large files are fine).
@@ -74,8 +76,13 @@ def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
 
     try:
         with Progress(f"triage: reading {source}", total=_size(stream), enabled=not as_json) as progress:
-            diagnosis = triage_stream(reading(stream, progress), source=source, snapshot=snapshot,
-                                      environment_source=env_source, live_environment=live)
+            diagnosis = triage_stream(
+                reading(stream, progress),
+                source=source,
+                snapshot=snapshot,
+                environment_source=env_source,
+                live_environment=live,
+            )
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -107,7 +114,14 @@ def render_text(d) -> str:
         f"environment: {d.environment_source}" + (f" ({d.environment_why})" if d.environment_why else ""),
         "",
     ]
-    wrap = lambda text, indent: textwrap.fill(text, width, initial_indent=indent, subsequent_indent=" " * len(indent), break_on_hyphens=False, break_long_words=False)  # noqa: E731
+    wrap = lambda text, indent: textwrap.fill(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=" " * len(indent),
+        break_on_hyphens=False,
+        break_long_words=False,
+    )  # noqa: E731
     if not d.matches:
         out.append("No known cause matched (nothing is guessed).")
     for n, m in enumerate(d.matches, 1):

@@ -62,7 +62,9 @@ class DepGraph:
         self.nodes: dict[str, Distribution] = {
             key: dist
             for key, dist in self.index.by_name.items()
-            if not any(p.startswith("missing METADATA") or p.startswith("missing PKG-INFO") for p in dist.problems)
+            if not any(
+                p.startswith("missing METADATA") or p.startswith("missing PKG-INFO") for p in dist.problems
+            )
         }
         self.extras: dict[str, set[str]] = {key: set() for key in self.nodes}
         self.edges: dict[str, list[Edge]] = {}
@@ -118,7 +120,9 @@ class DepGraph:
                 state, installed = "missing", None
             else:
                 version = parse_version(dep.version)
-                fits = not req.specifier or (version is not None and req.specifier.contains(version, prereleases=True))
+                fits = not req.specifier or (
+                    version is not None and req.specifier.contains(version, prereleases=True)
+                )
                 state, installed = ("satisfied" if fits else "mismatch"), dep.version
             yield Edge(key, target, text, state, installed, via), set(req.extras)
 
@@ -137,7 +141,11 @@ class DepGraph:
             for e in edges:
                 if e.state == "satisfied" or (e.via_extra and not include_extras):
                     continue
-                out.append(Problem(dist.name, dist.version, e.requirement, e.target, e.state, e.installed, e.via_extra))
+                out.append(
+                    Problem(
+                        dist.name, dist.version, e.requirement, e.target, e.state, e.installed, e.via_extra
+                    )
+                )
         return sorted(out, key=lambda p: (p.state != "missing", normalize_name(p.package), p.requirement))
 
     def roots(self) -> list[str]:
@@ -192,7 +200,10 @@ class DepGraph:
                 item["repeated"] = True
                 return item
             shown.add(key)
-            item["requires"] = [node(e.target, e, stack + (key,)) for e in sorted(self.edges.get(key, ()), key=lambda e: e.target)]
+            item["requires"] = [
+                node(e.target, e, stack + (key,))
+                for e in sorted(self.edges.get(key, ()), key=lambda e: e.target)
+            ]
             return item
 
         keys = [normalize_name(r) for r in roots] if roots else self.roots()

@@ -8,14 +8,8 @@ install spelling of a requirement.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from functools import lru_cache
 
-from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier
-from stackcheck import versions
-from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
+from stackcheck.models.snapshot import Distribution, normalize_name
 from stackcheck.requirements import DistIndex, RequirementStatus, marker_environment, parse_requirement
 from stackcheck.versions import parse_version  # never raises; deps.graph and checks import it from here
 

@@ -36,7 +36,9 @@ class Target:
         m = re.match(r"cpython-(\d+)(t?)", py.soabi or "")
         self.cp_abi = f"cp{m.group(1)}{m.group(2)}" if m else None
         tag = (py.platform_tag or "").lower()
-        self.os = (plat.system or {"linux": "Linux", "macosx": "Darwin", "win": "Windows"}.get(tag.split("-")[0], "")).lower()
+        self.os = (
+            plat.system or {"linux": "Linux", "macosx": "Darwin", "win": "Windows"}.get(tag.split("-")[0], "")
+        ).lower()
         self.arch = _arch(plat.machine or (tag.rsplit("-", 1)[-1] if "-" in tag else ""))
         self.libc = plat.libc_family
         lv = re.match(r"(\d{1,6})\.(\d{1,6})", plat.libc_version or "")
@@ -77,7 +79,12 @@ class Target:
             legacy = _MANYLINUX_LEGACY.get(tag.platform.split("_")[0])
             if legacy:
                 os_name, ver, arch = "manylinux", "%d_%d" % legacy, tag.platform.split("_", 1)[1]
-            if os_name == "manylinux" and self.libc == "musl" or os_name == "musllinux" and self.libc == "glibc":
+            if (
+                os_name == "manylinux"
+                and self.libc == "musl"
+                or os_name == "musllinux"
+                and self.libc == "glibc"
+            ):
                 return False
             if os_name == "manylinux" and ver and self.libc_version and self.libc == "glibc":
                 need = tuple(int(x) for x in ver.split("_"))

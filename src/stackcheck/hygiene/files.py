@@ -10,7 +10,19 @@ from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 
 GIT_TIMEOUT_S = 30.0
 # Never descended into by the directory walk (a venv is recognised by its pyvenv.cfg too).
-_WALK_SKIP = {".git", "node_modules", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hg", ".svn"}
+_WALK_SKIP = {
+    ".git",
+    "node_modules",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hg",
+    ".svn",
+}
 TEXT_SNIFF = 8192
 
 
@@ -37,8 +49,11 @@ def list_files(path: str) -> FileSet:
     top = repository_root(path)
     if top is None:
         return FileSet(os.path.realpath(path), sorted(_walk(path)), "walk")
-    done = run(["git", "-C", path, "ls-files", "-z", "--full-name", "--cached"], timeout=GIT_TIMEOUT_S,
-               max_output=LARGE_OUTPUT_BYTES)
+    done = run(
+        ["git", "-C", path, "ls-files", "-z", "--full-name", "--cached"],
+        timeout=GIT_TIMEOUT_S,
+        max_output=LARGE_OUTPUT_BYTES,
+    )
     if not done.ok:
         raise InputError(f"{path}: git ls-files failed: {done.error or done.stderr.strip()}")
     if done.truncated:  # a partial list would scan part of the repository and say it was clean
@@ -50,7 +65,9 @@ def list_files(path: str) -> FileSet:
 def _walk(path: str):
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = [
-            d for d in dirnames if d not in _WALK_SKIP and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg"))
+            d
+            for d in dirnames
+            if d not in _WALK_SKIP and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg"))
         ]
         rel = os.path.relpath(dirpath, path)
         for name in filenames:

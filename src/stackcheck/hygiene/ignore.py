@@ -50,7 +50,12 @@ def _translate(pattern: str) -> tuple[str, list[str]]:
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
-        if c == "*" and pattern[i : i + 2] == "**" and (i == 0 or pattern[i - 1] == "/") and (i + 2 == n or pattern[i + 2] == "/"):
+        if (
+            c == "*"
+            and pattern[i : i + 2] == "**"
+            and (i == 0 or pattern[i - 1] == "/")
+            and (i + 2 == n or pattern[i + 2] == "/")
+        ):
             if i + 2 == n:
                 out.append(".*")  # "dir/**": everything inside
             else:
@@ -133,7 +138,7 @@ class IgnoreRules:
                 first = body.split("/", 1)[0]
                 key = "" if _GLOB_CHARS.intersection(first) else first
             else:
-                source = source[len("(?:.*/)?"):]  # a name pattern: matched against the file name
+                source = source[len("(?:.*/)?") :]  # a name pattern: matched against the file name
                 tail = body[max(body.rfind(c) for c in "*?[]\\") + 1 :]
                 key = tail.rpartition(".")[2] if "." in tail else ""
             self._globs.setdefault((on_path, key, line.rule, line.dir_only), _Bucket()).lines.append(

@@ -75,28 +75,117 @@ _SAFE_EXACT = {
     ("sklearn.externals.joblib.numpy_pickle", "NumpyArrayWrapper"),
 }
 _SAFE_BUILTINS = {
-    "set", "frozenset", "bytearray", "bytes", "complex", "slice", "range", "xrange", "object", "dict", "list",
-    "tuple", "int", "float", "bool", "str",
+    "set",
+    "frozenset",
+    "bytearray",
+    "bytes",
+    "complex",
+    "slice",
+    "range",
+    "xrange",
+    "object",
+    "dict",
+    "list",
+    "tuple",
+    "int",
+    "float",
+    "bool",
+    "str",
 }
 _TORCH_VALUES = {  # dtypes and layouts pickled by name
-    "float16", "float32", "float64", "bfloat16", "half", "float", "double", "complex32", "complex64",
-    "complex128", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "bool",
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "strided", "sparse_coo",
-    "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "contiguous_format",
-    "channels_last", "channels_last_3d", "preserve_format", "qint8", "quint8", "qint32",
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "half",
+    "float",
+    "double",
+    "complex32",
+    "complex64",
+    "complex128",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "bool",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "strided",
+    "sparse_coo",
+    "sparse_csr",
+    "sparse_csc",
+    "sparse_bsr",
+    "sparse_bsc",
+    "_mkldnn",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
+    "qint8",
+    "quint8",
+    "qint32",
 }
 _TORCHSCRIPT_PICKLE = {
-    "build_intlist", "build_tensorlist", "build_doublelist", "build_boollist", "build_tensor_from_id",
+    "build_intlist",
+    "build_tensorlist",
+    "build_doublelist",
+    "build_boollist",
+    "build_tensor_from_id",
     "restore_type_tag",
 }
 # Known code-execution primitives get a plainer explanation (all non-allow-listed imports block).
 _DANGEROUS_MODULES = {
-    "os", "posix", "nt", "subprocess", "_posixsubprocess", "sys", "shutil", "socket", "runpy", "importlib",
-    "pty", "webbrowser", "ctypes", "code", "codeop", "marshal", "pickle", "_pickle", "commands", "platform",
-    "requests", "urllib", "http", "multiprocessing", "asyncio", "pdb", "timeit", "cProfile", "profile",
-    "trace", "pydoc",
+    "os",
+    "posix",
+    "nt",
+    "subprocess",
+    "_posixsubprocess",
+    "sys",
+    "shutil",
+    "socket",
+    "runpy",
+    "importlib",
+    "pty",
+    "webbrowser",
+    "ctypes",
+    "code",
+    "codeop",
+    "marshal",
+    "pickle",
+    "_pickle",
+    "commands",
+    "platform",
+    "requests",
+    "urllib",
+    "http",
+    "multiprocessing",
+    "asyncio",
+    "pdb",
+    "timeit",
+    "cProfile",
+    "profile",
+    "trace",
+    "pydoc",
 }
-_DANGEROUS_BUILTINS = {"eval", "exec", "compile", "__import__", "getattr", "setattr", "open", "breakpoint", "input", "globals", "vars"}
+_DANGEROUS_BUILTINS = {
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "getattr",
+    "setattr",
+    "open",
+    "breakpoint",
+    "input",
+    "globals",
+    "vars",
+}
 
 
 def is_safe(module: str, name: str) -> bool:
@@ -119,7 +208,9 @@ def is_safe(module: str, name: str) -> bool:
 
 def is_dangerous(module: str, name: str) -> bool:
     top = module.split(".", 1)[0]
-    return top in _DANGEROUS_MODULES or (module in ("builtins", "__builtin__") and name in _DANGEROUS_BUILTINS)
+    return top in _DANGEROUS_MODULES or (
+        module in ("builtins", "__builtin__") and name in _DANGEROUS_BUILTINS
+    )
 
 
 def expected_by_name(name: str) -> bool:
@@ -174,7 +265,8 @@ class _Budget:
         self.members = MAX_MEMBERS
         self.opcodes = MAX_OPCODES if run is None else min(MAX_OPCODES, run.opcodes)
         self.opcodes_spent = (
-            f"more than {MAX_OPCODES} opcodes in one file" if self.opcodes == MAX_OPCODES
+            f"more than {MAX_OPCODES} opcodes in one file"
+            if self.opcodes == MAX_OPCODES
             else f"this scan's budget for pickles ({MAX_RUN_OPCODES} opcodes) is spent"
         )
 
@@ -186,8 +278,9 @@ class _Reader:
     that really ends; ``cheap_seek`` is False for a decompressing file, where a forward seek
     costs what it skips."""
 
-    def __init__(self, f, budget: _Budget, *, size: int | None = None, cheap_seek: bool = True,
-                 cut: bool = False):
+    def __init__(
+        self, f, budget: _Budget, *, size: int | None = None, cheap_seek: bool = True, cut: bool = False
+    ):
         self.f, self.budget, self.size, self.cheap_seek = f, budget, size, cheap_seek
         self.cut = cut  # the bytes behind f were themselves cut at a limit
         self.allowance = 0
@@ -277,10 +370,28 @@ class _NotStarted(Exception):
     """The bytes after a complete pickle are not another one (no PROTO opcode)."""
 
 
-_STRING_OPS = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8"}
+_STRING_OPS = {
+    "STRING",
+    "BINSTRING",
+    "SHORT_BINSTRING",
+    "UNICODE",
+    "BINUNICODE",
+    "SHORT_BINUNICODE",
+    "BINUNICODE8",
+}
 _VALUE_OPS = _STRING_OPS | {
-    "INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "FLOAT", "BINFLOAT",
-    "BINBYTES", "SHORT_BINBYTES", "BINBYTES8",
+    "INT",
+    "BININT",
+    "BININT1",
+    "BININT2",
+    "LONG",
+    "LONG1",
+    "LONG4",
+    "FLOAT",
+    "BINFLOAT",
+    "BINBYTES",
+    "SHORT_BINBYTES",
+    "BINBYTES8",
 }
 _CONSTANTS = {"NONE": None, "NEWTRUE": True, "NEWFALSE": False, "EMPTY_TUPLE": ()}
 _OPAQUE = {"EMPTY_SET", "BYTEARRAY8", "NEXT_BUFFER", "PERSID", "EXT1", "EXT2", "EXT4"}
@@ -550,8 +661,12 @@ def _update(d: dict, items: list) -> None:
 def _reduce(func, args):
     # protocol 0/1 rebuild a plain object with copyreg._reconstructor(cls, base, state)
     if (
-        isinstance(func, _Global) and func.name == "_reconstructor" and func.module in ("copyreg", "copy_reg")
-        and isinstance(args, tuple) and args and isinstance(args[0], _Global)
+        isinstance(func, _Global)
+        and func.name == "_reconstructor"
+        and func.module in ("copyreg", "copy_reg")
+        and isinstance(args, tuple)
+        and args
+        and isinstance(args[0], _Global)
     ):
         return _Obj(args[0], ())
     return _Obj(func, args)
@@ -605,8 +720,10 @@ def _walk(reader: _Reader, found: dict, depth: int = 0, *, need_proto: bool = Fa
             raise _NotStarted from None
         pos = _tell(reader)
         s.eof = not str(exc).endswith(" unknown") and _at_end(reader)  # genops: "opcode b'\\xff' unknown"
-        s.error = f"ends at byte {pos} before its STOP opcode" if s.eof else (
-            f"breaks at byte {pos}: {type(exc).__name__}: {exc}"
+        s.error = (
+            f"ends at byte {pos} before its STOP opcode"
+            if s.eof
+            else (f"breaks at byte {pos}: {type(exc).__name__}: {exc}")
         )
     if s.error and reader.exhausted:
         s.limit, s.error = "stream larger than the scan limit", None
@@ -687,12 +804,20 @@ def _streams(reader: _Reader, scan: PickleScan, where: str, expected: bool, dept
 
 
 _MAGIC = (
-    (b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x5d\x00\x00", "lzma"),
-    (b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"\x93NUMPY", "npy"),
-    (b"\x04\x22\x4d\x18", "lz4"), (b"ZF0x", "joblib-zf"),
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x5d\x00\x00", "lzma"),
+    (b"PK\x03\x04", "zip"),
+    (b"PK\x05\x06", "zip"),
+    (b"\x93NUMPY", "npy"),
+    (b"\x04\x22\x4d\x18", "lz4"),
+    (b"ZF0x", "joblib-zf"),
 )
-_UNREAD = {"lz4": "lz4-compressed (the standard library has no lz4 decoder)",
-           "joblib-zf": "joblib's pre-0.10 'ZF' compressed format"}
+_UNREAD = {
+    "lz4": "lz4-compressed (the standard library has no lz4 decoder)",
+    "joblib-zf": "joblib's pre-0.10 'ZF' compressed format",
+}
 
 
 def sniff(head: bytes, *, more: bool = False, text: bool = True) -> str | None:
@@ -723,8 +848,18 @@ class _Context:
         self.scan, self.budget = scan, _Budget(run)
 
 
-def _scan_source(f, size, ctx: _Context, where: str, expected: bool, depth: int, *,
-                 cheap_seek: bool = True, cut: bool = False, head_size: int = SNIFF_BYTES) -> None:
+def _scan_source(
+    f,
+    size,
+    ctx: _Context,
+    where: str,
+    expected: bool,
+    depth: int,
+    *,
+    cheap_seek: bool = True,
+    cut: bool = False,
+    head_size: int = SNIFF_BYTES,
+) -> None:
     """A seekable binary file object at position 0: sniff it, then read it as what it is."""
     head = f.read(head_size)
     f.seek(0)
@@ -756,8 +891,12 @@ def _scan_compressed(f, kind: str, ctx: _Context, where: str, expected: bool, de
     import gzip
     import lzma
 
-    opener = {"gzip": lambda: gzip.GzipFile(fileobj=f, mode="rb"), "bz2": lambda: bz2.BZ2File(f),
-              "xz": lambda: lzma.LZMAFile(f), "lzma": lambda: lzma.LZMAFile(f)}[kind]
+    opener = {
+        "gzip": lambda: gzip.GzipFile(fileobj=f, mode="rb"),
+        "bz2": lambda: bz2.BZ2File(f),
+        "xz": lambda: lzma.LZMAFile(f),
+        "lzma": lambda: lzma.LZMAFile(f),
+    }[kind]
     try:
         with opener() as inner:
             _scan_source(inner, None, ctx, f"{where}{kind} > ", expected, depth + 1, cheap_seek=False)
@@ -795,8 +934,9 @@ def _scan_zlib(f, ctx: _Context, where: str, expected: bool, depth: int) -> None
     _scan_source(io.BytesIO(data), len(data), ctx, f"{where}zlib > ", expected, depth + 1, cut=n > cap)
 
 
-def _scan_npy(f, size, head: bytes, ctx: _Context, where: str, depth: int, *,
-              cheap_seek: bool, cut: bool) -> None:
+def _scan_npy(
+    f, size, head: bytes, ctx: _Context, where: str, depth: int, *, cheap_seek: bool, cut: bool
+) -> None:
     """A .npy file: magic, version, header length, then a Python literal dict. With an object
     dtype (``'|O'``, or a structured dtype with an object field) the payload is a pickle that
     ``np.load(allow_pickle=True)`` unpickles."""
@@ -833,7 +973,9 @@ def _npy_header(raw: bytes, major: int):
             if major > 2:
                 return None
             return ast.literal_eval(_drop_long_suffix(text))
-    except Exception:  # SyntaxError, ValueError, tokenize.TokenError, RecursionError …: np.load refuses it too
+    except (
+        Exception
+    ):  # SyntaxError, ValueError, tokenize.TokenError, RecursionError …: np.load refuses it too
         return None
 
 
@@ -868,7 +1010,9 @@ def _descr_names_object(descr, depth: int = 0) -> bool:
         return code[:1] == "O" or code.lower().startswith("object")
     if isinstance(descr, (list, tuple)) and depth < 32:
         return any(
-            isinstance(field_, (list, tuple)) and len(field_) >= 2 and _descr_names_object(field_[1], depth + 1)
+            isinstance(field_, (list, tuple))
+            and len(field_) >= 2
+            and _descr_names_object(field_[1], depth + 1)
             for field_ in descr
         )
     return False
@@ -929,10 +1073,25 @@ def _scan_zip(f, ctx: _Context, where: str, depth: int, *, in_memory: bool) -> N
         head_size = SNIFF_BYTES if expected or name.lower().endswith(".npy") else 64
         try:
             with archive.open(info) as member:
-                _scan_source(member, info.file_size, ctx, f"{where}{name} > ", expected, depth + 1,
-                             cheap_seek=info.compress_type == zipfile.ZIP_STORED, head_size=head_size)
-        except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError, EOFError, zlib.error,
-                ValueError) as exc:
+                _scan_source(
+                    member,
+                    info.file_size,
+                    ctx,
+                    f"{where}{name} > ",
+                    expected,
+                    depth + 1,
+                    cheap_seek=info.compress_type == zipfile.ZIP_STORED,
+                    head_size=head_size,
+                )
+        except (
+            zipfile.BadZipFile,
+            RuntimeError,
+            NotImplementedError,
+            OSError,
+            EOFError,
+            zlib.error,
+            ValueError,
+        ) as exc:
             # zipfile refuses it (encrypted, a local header that disagrees with the directory …);
             # torch's own zip reader may not, so a member that promises a pickle is not checked
             if expected or head_size == SNIFF_BYTES:

@@ -43,7 +43,9 @@ def unpinned_calls(source: str) -> Iterator[tuple[int, str]]:
                 yield number, "no revision= on the line (file does not parse as Python)"
         return
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and any(k.arg == "trust_remote_code" and _is_true(k.value) for k in node.keywords):
+        if isinstance(node, ast.Call) and any(
+            k.arg == "trust_remote_code" and _is_true(k.value) for k in node.keywords
+        ):
             why = _revision_state(node)
             if why:
                 yield node.lineno, why

@@ -30,15 +30,28 @@ _HF_CACHE_DIR = re.compile(r"^(?:models|datasets|spaces)--[^/]+$")
 _CACHE_DIRS = {"__pycache__", "torch_extensions", ".triton", "triton_cache"}
 _BUILT_FILE = re.compile(r"\.(?:pyc|pyo|o|obj|pyd|dylib|so(?:\.\d+)*)$")
 
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
-          "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+}
 
 
 def parse_size(text: str) -> int:
-    """"10MiB", "500 MB", "2GiB", "1048576" → bytes."""
+    """ "10MiB", "500 MB", "2GiB", "1048576" → bytes."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
     if not m or m.group(2).lower() not in _UNITS:
-        raise InputError(f"--max-weight-size: {text!r} is not a size (expected e.g. 10MiB, 500MB, 2GiB or bytes)")
+        raise InputError(
+            f"--max-weight-size: {text!r} is not a size (expected e.g. 10MiB, 500MB, 2GiB or bytes)"
+        )
     return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
@@ -104,10 +117,31 @@ class _Scan:
                 self.dirs_reported.add(directory)
                 what = "Hugging Face hub cache" if rule == "HYG003" else "cache / build directory"
                 pattern = directory.rsplit("/", 1)[-1] + "/"
-                self.add(finding(rule, directory + "/", f"{what} {directory}/ is committed", self.git_rm(directory, pattern)), directory, is_dir=True)
+                self.add(
+                    finding(
+                        rule,
+                        directory + "/",
+                        f"{what} {directory}/ is committed",
+                        self.git_rm(directory, pattern),
+                    ),
+                    directory,
+                    is_dir=True,
+                )
         elif built := _BUILT_FILE.search(name):
-            self.add(finding("HYG004", rel, f"built file {rel} ({human_size(st.st_size)})", self.git_rm(rel, "*" + built.group(0))), rel)
-        if ext in WEIGHT_EXTENSIONS and st.st_size > self.max_weight and not (cached and cached[0] == "HYG003"):
+            self.add(
+                finding(
+                    "HYG004",
+                    rel,
+                    f"built file {rel} ({human_size(st.st_size)})",
+                    self.git_rm(rel, "*" + built.group(0)),
+                ),
+                rel,
+            )
+        if (
+            ext in WEIGHT_EXTENSIONS
+            and st.st_size > self.max_weight
+            and not (cached and cached[0] == "HYG003")
+        ):
             self.big_weights.append((rel, st.st_size))
         try:
             with open(full, "rb") as fh:
@@ -131,7 +165,11 @@ class _Scan:
         shown = [f"{m}.{n}" + (" (runs code)" if pickles.is_dangerous(m, n) else "") for m, n in unsafe]
         if scan.unresolved:
             shown.append(f"{scan.unresolved} import(s) computed at load time")
-        observed = "unpickling imports " + ", ".join(shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
+        observed = (
+            "unpickling imports "
+            + ", ".join(shown[:8])
+            + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
+        )
         inside = [f for f in scan.found_in if " > " in f]
         observed += f" (in {', '.join(inside)})" if inside else ""
         observed += "".join(f"; {note}" for note in _pickle_notes(scan))
@@ -188,7 +226,9 @@ class _Scan:
             for line, why in unpinned_calls(text):
                 self.remote_code(rel, line, why, call_name(text, line), f"line {line}", {"line": str(line)})
 
-    def secret(self, rel: str, s: secrets.Secret, where: str, evidence: dict[str, str], rule: str = "HYG001") -> None:
+    def secret(
+        self, rel: str, s: secrets.Secret, where: str, evidence: dict[str, str], rule: str = "HYG001"
+    ) -> None:
         fix = (
             f"revoke the {s.kind} now, then remove it from {rel} and from the git history "
             f"({code(command('git', 'filter-repo', '--replace-text', 'EXPRESSIONS.txt'))}); "
@@ -198,23 +238,50 @@ class _Scan:
             notebook = f"./{rel}" if rel.startswith("-") else rel  # a path, never an option
             clear = command("jupyter", "nbconvert", "--clear-output", "--inplace", notebook)
             fix = f"revoke the {s.kind}, then clear the outputs: {clear}"
-        self.add(finding(rule, rel, f"{s.kind} {s.masked}", fix, where=where, evidence={**evidence, "kind": s.kind, "masked": s.masked}), rel)
+        self.add(
+            finding(
+                rule,
+                rel,
+                f"{s.kind} {s.masked}",
+                fix,
+                where=where,
+                evidence={**evidence, "kind": s.kind, "masked": s.masked},
+            ),
+            rel,
+        )
 
-    def remote_code(self, rel: str, line: int, why: str, code: str, where: str, evidence: dict[str, str]) -> None:
+    def remote_code(
+        self, rel: str, line: int, why: str, code: str, where: str, evidence: dict[str, str]
+    ) -> None:
         fix = 'add revision="<the commit sha you reviewed>" to the same call'
         self.add(finding("HYG007", rel, f"{code} ({why})", fix, where=where, evidence=evidence), rel)
 
     def notebook(self, rel: str, cells) -> None:
         for cell in cells:
             for s in secrets.find_secrets(cell.source):
-                self.secret(rel, s, f"cell {cell.index} line {s.line}", {"cell": str(cell.index), "line": str(s.line)})
+                self.secret(
+                    rel, s, f"cell {cell.index} line {s.line}", {"cell": str(cell.index), "line": str(s.line)}
+                )
             for s in secrets.find_secrets(cell.outputs):
-                self.secret(rel, s, f"cell {cell.index} output", {"cell": str(cell.index), "output": "true"}, rule="HYG005")
+                self.secret(
+                    rel,
+                    s,
+                    f"cell {cell.index} output",
+                    {"cell": str(cell.index), "output": "true"},
+                    rule="HYG005",
+                )
             if cell.kind == "code":
                 source = notebooks.python_source(cell)
                 for line, why in unpinned_calls(source):
                     where = f"cell {cell.index} line {line}"
-                    self.remote_code(rel, line, why, call_name(source, line), where, {"cell": str(cell.index), "line": str(line)})
+                    self.remote_code(
+                        rel,
+                        line,
+                        why,
+                        call_name(source, line),
+                        where,
+                        {"cell": str(cell.index), "line": str(line)},
+                    )
 
     def weights(self) -> None:
         lfs = _lfs_tracked(self.fs, [p for p, _ in self.big_weights]) if self.big_weights else set()
@@ -247,12 +314,17 @@ def _lfs_tracked(fs: FileSet, paths: list[str]) -> set[str]:
         return set()
     from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 
-    done = run(["git", "-C", fs.root, "check-attr", "filter", "--"] + paths, timeout=30.0,
-               max_output=LARGE_OUTPUT_BYTES)
+    done = run(
+        ["git", "-C", fs.root, "check-attr", "filter", "--"] + paths,
+        timeout=30.0,
+        max_output=LARGE_OUTPUT_BYTES,
+    )
     return {line.split(": ")[0] for line in done.stdout.splitlines() if line.endswith(": filter: lfs")}
 
 
-def scan(path: str = ".", *, max_weight_size: int = DEFAULT_MAX_WEIGHT_SIZE, ignore_file: str | None = None) -> Report:
+def scan(
+    path: str = ".", *, max_weight_size: int = DEFAULT_MAX_WEIGHT_SIZE, ignore_file: str | None = None
+) -> Report:
     """Scan the repository (or folder) at ``path``: a Report of kind ``hygiene`` whose checks
     are the findings, plus one ``ok`` line for each rule that found nothing."""
     fileset = list_files(path)
@@ -269,7 +341,14 @@ def scan(path: str = ".", *, max_weight_size: int = DEFAULT_MAX_WEIGHT_SIZE, ign
     hit = Counter(c.id for c in checks)
     for rule in RULES.values():
         if not hit[rule.id]:
-            checks.append(CheckResult(id=rule.id, title=rule.title, verdict="ok", observed=f"nothing found in {len(fileset.files)} files"))
+            checks.append(
+                CheckResult(
+                    id=rule.id,
+                    title=rule.title,
+                    verdict="ok",
+                    observed=f"nothing found in {len(fileset.files)} files",
+                )
+            )
     environment = {
         "root": fileset.root,
         "mode": fileset.mode,
@@ -282,4 +361,6 @@ def scan(path: str = ".", *, max_weight_size: int = DEFAULT_MAX_WEIGHT_SIZE, ign
     if run.truncated:
         environment["text_truncated_files"] = str(run.truncated)
     environment["pickle_files"] = str(run.pickle_files)
-    return Report(kind="hygiene", verdict=worst(c.verdict for c in checks), checks=checks, environment=environment)
+    return Report(
+        kind="hygiene", verdict=worst(c.verdict for c in checks), checks=checks, environment=environment
+    )

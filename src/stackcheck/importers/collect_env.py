@@ -120,7 +120,7 @@ def _is_banner(stripped: str) -> bool:
 def _strip_prefix(line: str, prefix: str | None) -> str:
     """Remove the paste's indentation / quote marker (a shorter-indented line loses what it has)."""
     if not prefix or line.startswith(prefix):
-        return line[len(prefix or ""):]
+        return line[len(prefix or "") :]
     return line.lstrip(" \t>")
 
 
@@ -167,11 +167,29 @@ def _split(block: str):
 
 
 _KNOWN_KEYS = {
-    "PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch", "OS", "GCC version",
-    "Clang version", "CMake version", "Libc version", "Python version", "Python platform", "Is CUDA available",
-    "CUDA runtime version", "CUDA_MODULE_LOADING set to", "GPU models and configuration", "Nvidia driver version",
-    "cuDNN version", "HIP runtime version", "MIOpen runtime version", "Is XNNPACK available", "Is XPU available",
-    "Versions of relevant libraries", "vLLM Version",
+    "PyTorch version",
+    "Is debug build",
+    "CUDA used to build PyTorch",
+    "ROCM used to build PyTorch",
+    "OS",
+    "GCC version",
+    "Clang version",
+    "CMake version",
+    "Libc version",
+    "Python version",
+    "Python platform",
+    "Is CUDA available",
+    "CUDA runtime version",
+    "CUDA_MODULE_LOADING set to",
+    "GPU models and configuration",
+    "Nvidia driver version",
+    "cuDNN version",
+    "HIP runtime version",
+    "MIOpen runtime version",
+    "Is XNNPACK available",
+    "Is XPU available",
+    "Versions of relevant libraries",
+    "vLLM Version",
 }
 
 
@@ -189,13 +207,22 @@ def _python(fields) -> S.PythonSection:
         return S.PythonSection(status="absent", source=SOURCE, error="no 'Python version:' line")
     match = _VERSION.match(raw)
     implementation = "CPython" if "[GCC" in raw or "[MSC" in raw or "[Clang" in raw else ""
-    return S.PythonSection(status="ok", source=SOURCE, version=match.group(0) if match else raw.split()[0], implementation=implementation)
+    return S.PythonSection(
+        status="ok",
+        source=SOURCE,
+        version=match.group(0) if match else raw.split()[0],
+        implementation=implementation,
+    )
 
 
 def _torch(fields, gpu_lines) -> S.TorchSection:
     version = _value(fields, "PyTorch version")
     if version is None:
-        return S.TorchSection(status="absent", source=SOURCE, error=f"PyTorch version: {fields.get('PyTorch version', '').strip() or 'empty'}")
+        return S.TorchSection(
+            status="absent",
+            source=SOURCE,
+            error=f"PyTorch version: {fields.get('PyTorch version', '').strip() or 'empty'}",
+        )
     sec = S.TorchSection(status="ok", source=SOURCE, version=version.split()[0])
     sec.cuda = _value(fields, "CUDA used to build PyTorch")
     sec.hip = _value(fields, "ROCM used to build PyTorch")
@@ -218,7 +245,9 @@ def _packages(libs, torch: S.TorchSection) -> S.PackagesSection:
             if not sep:
                 continue
             key = S.normalize_name(name.strip())
-            dists[key] = S.Distribution(name=name.strip(), version=version.strip(), location="", installer="pip")
+            dists[key] = S.Distribution(
+                name=name.strip(), version=version.strip(), location="", installer="pip"
+            )
         else:
             parts = rest.split()
             if len(parts) < 2:
@@ -231,7 +260,9 @@ def _packages(libs, torch: S.TorchSection) -> S.PackagesSection:
         dists["torch"] = S.Distribution(name="torch", version=torch.version, location="")
     elif torch.status == "ok" and dists["torch"].version != torch.version:
         # conda/pip listings can disagree with the imported torch (see pytorch#28321): trust the import
-        dists["torch"].problems = [f"listed as {dists['torch'].version}, but torch imports as {torch.version}"]
+        dists["torch"].problems = [
+            f"listed as {dists['torch'].version}, but torch imports as {torch.version}"
+        ]
         dists["torch"].version = torch.version
     if not dists:
         return S.PackagesSection(status="absent", source=SOURCE, error="no package lines")
@@ -267,7 +298,7 @@ def _platform(fields, cpu) -> S.PlatformSection:
     if libc and "-" in libc:
         sec.libc_family, _, sec.libc_version = libc.partition("-")
     if plat.startswith("Linux-"):
-        rest = plat[len("Linux-"):]
+        rest = plat[len("Linux-") :]
         for machine in _MACHINES:
             cut = rest.find(f"-{machine}")
             if cut > 0:
@@ -293,17 +324,34 @@ def _accelerators(fields, gpu_lines) -> S.AcceleratorSection:
             gpus.append(S.Gpu(index=0, name=line.strip()))  # single-GPU form without "GPU 0:"
     if not driver and not gpus:
         said = fields.get("Nvidia driver version", "(no line)").strip() or "(empty)"
-        return S.AcceleratorSection(status="absent", source=SOURCE, looked_for=[f"collect_env: Nvidia driver version: {said}",
-                                                                                f"collect_env: GPU models and configuration: {fields.get('GPU models and configuration', '(no line)').strip() or '(list)'}"])
+        return S.AcceleratorSection(
+            status="absent",
+            source=SOURCE,
+            looked_for=[
+                f"collect_env: Nvidia driver version: {said}",
+                f"collect_env: GPU models and configuration: {fields.get('GPU models and configuration', '(no line)').strip() or '(list)'}",
+            ],
+        )
     hip = _value(fields, "ROCM used to build PyTorch")
     vendor = "nvidia" if driver or not hip else "amd"
-    return S.AcceleratorSection(status="ok", source=SOURCE, vendor=vendor, driver_version=driver, driver_source=SOURCE if driver else "", gpus=gpus)
+    return S.AcceleratorSection(
+        status="ok",
+        source=SOURCE,
+        vendor=vendor,
+        driver_version=driver,
+        driver_source=SOURCE if driver else "",
+        gpus=gpus,
+    )
 
 
 def _toolchain(fields) -> S.ToolchainSection:
     nvcc_version = _value(fields, "CUDA runtime version")  # collect_env runs `nvcc --version` for this
     gcc_raw = _value(fields, "GCC version")
-    nvcc = S.Tool(version=nvcc_version, note="system CUDA toolkit; torch uses its own bundled runtime") if nvcc_version and _VERSION.fullmatch(nvcc_version) else None
+    nvcc = (
+        S.Tool(version=nvcc_version, note="system CUDA toolkit; torch uses its own bundled runtime")
+        if nvcc_version and _VERSION.fullmatch(nvcc_version)
+        else None
+    )
     gcc = None
     if gcc_raw:
         versions = _VERSION.findall(gcc_raw.split(")")[-1]) or _VERSION.findall(gcc_raw)

@@ -119,6 +119,7 @@ class Knowledge:
 
     def _toolkit_row(self, minor: str, key: str):
         """The release of a CUDA minor with the lowest driver on ``key`` (its toolkit driver)."""
+
         def driver(t):
             return t.linux if key == "linux" else t.windows
 
@@ -170,7 +171,11 @@ class Knowledge:
         minor = cuda_minor(cuda)
         machine = "aarch64" if machine.lower() in ("aarch64", "arm64") else "x86_64"
         for torch_range, row in self._arch_rows:
-            if row.cuda == minor and row.machine == machine and torch_range.contains(f"{rel}.0", prereleases=True):
+            if (
+                row.cuda == minor
+                and row.machine == machine
+                and torch_range.contains(f"{rel}.0", prereleases=True)
+            ):
                 return row
         return None
 
@@ -178,7 +183,9 @@ class Knowledge:
     def _arch_rows(self) -> list[tuple[SpecifierSet, ArchListRow]]:
         return [(SpecifierSet(row.torch), row) for row in self.archs.builds]
 
-    def arch_list(self, torch_version: str, cuda: str, machine: str = "x86_64", platform: str = "linux") -> list[str] | None:
+    def arch_list(
+        self, torch_version: str, cuda: str, machine: str = "x86_64", platform: str = "linux"
+    ) -> list[str] | None:
         """The ``torch.cuda.get_arch_list()`` of a build, from the tables (None: unknown)."""
         row = self.arch_build(torch_version, cuda, machine)
         if row is None:
@@ -211,7 +218,9 @@ class Knowledge:
         for rel in sorted(self.torch.releases, key=lambda r: Version(r.torch), reverse=True):
             for cuda in sorted(rel.cuda_builds or [], key=Version, reverse=True):
                 c = Version(cuda)
-                if top is not None and ((c.major, c.minor) > (top.major, top.minor) if strict else c.major > top.major):
+                if top is not None and (
+                    (c.major, c.minor) > (top.major, top.minor) if strict else c.major > top.major
+                ):
                     continue
                 if d is not None:
                     req = self.driver_requirement(cuda, platform)
@@ -263,13 +272,21 @@ class Knowledge:
                 start = Version(row.version)
                 end = version(row.before)
                 if end is None:
-                    end = Version(rows[i + 1].version) if i + 1 < len(rows) else Version(f"{start.major}.{start.minor + 1}.dev0")
+                    end = (
+                        Version(rows[i + 1].version)
+                        if i + 1 < len(rows)
+                        else Version(f"{start.major}.{start.minor + 1}.dev0")
+                    )
                 ranges.append((row, start, end))
             out[package] = ranges
         return out
 
     def pins_for(
-        self, row: PinRow, dependency: str, markers: dict[str, str] | None = None, extras: tuple[str, ...] = ()
+        self,
+        row: PinRow,
+        dependency: str,
+        markers: dict[str, str] | None = None,
+        extras: tuple[str, ...] = (),
     ) -> list[Requirement]:
         """The requirements of a pin row on ``dependency`` that apply under ``markers``
         (default: Linux x86_64) with the row's usual extras plus ``extras``."""

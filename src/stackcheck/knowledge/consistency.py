@@ -68,7 +68,10 @@ def _markers(profile: Profile) -> dict[str, str]:
     oses = [o.lower() for o in (profile.platform.os if profile.platform else [])]
     if oses and "linux" not in oses:
         system = {"darwin": "Darwin", "windows": "Windows"}.get(oses[0], "Linux")
-        return {"platform_system": system, "sys_platform": {"Darwin": "darwin", "Windows": "win32"}.get(system, "linux")}
+        return {
+            "platform_system": system,
+            "sys_platform": {"Darwin": "darwin", "Windows": "win32"}.get(system, "linux"),
+        }
     return {}
 
 
@@ -87,7 +90,9 @@ def _pin_text(row: PinRow, reqs: list[Requirement]) -> str:
     return f"{row.package} {row.version} pins " + ", ".join(str(r).split(";")[0] for r in reqs)
 
 
-def _pin_conflicts(kb: Knowledge, wanted: dict[str, list[Wanted]], markers: dict[str, str]) -> list[tuple[str, str]]:
+def _pin_conflicts(
+    kb: Knowledge, wanted: dict[str, list[Wanted]], markers: dict[str, str]
+) -> list[tuple[str, str]]:
     """A required engine whose every admitted release pins a dependency outside the profile's
     range for it (vLLM 0.11 ↔ torch 2.6; transformers 4.57 ↔ tokenizers 0.21)."""
     from stackcheck import versions
@@ -105,17 +110,25 @@ def _pin_conflicts(kb: Knowledge, wanted: dict[str, list[Wanted]], markers: dict
                 if not all(reqs for _, reqs in pins):
                     continue  # some admitted release does not constrain dep: satisfiable
                 clash = all(
-                    any(versions.is_empty(versions.intersect(r.specifier, want.spec)) for r in reqs) for _, reqs in pins
+                    any(versions.is_empty(versions.intersect(r.specifier, want.spec)) for r in reqs)
+                    for _, reqs in pins
                 )
                 if clash:
-                    shown = "; ".join(_pin_text(row, reqs) for row, reqs in pins[:3]) + ("; …" if len(pins) > 3 else "")
+                    shown = "; ".join(_pin_text(row, reqs) for row, reqs in pins[:3]) + (
+                        "; …" if len(pins) > 3 else ""
+                    )
                     problems.append(
-                        (want.field, f"{engine.text!r} cannot hold with {want.text!r}: {shown} (package metadata, {', '.join(rows[0].sources)})")
+                        (
+                            want.field,
+                            f"{engine.text!r} cannot hold with {want.text!r}: {shown} (package metadata, {', '.join(rows[0].sources)})",
+                        )
                     )
     return problems
 
 
-def _forbidden_via_pins(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]], markers: dict[str, str]) -> list[tuple[str, str]]:
+def _forbidden_via_pins(
+    kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]], markers: dict[str, str]
+) -> list[tuple[str, str]]:
     """A forbidden package that every admitted release of a required engine installs."""
     from stackcheck import versions
 
@@ -133,9 +146,15 @@ def _forbidden_via_pins(kb: Knowledge, profile: Profile, wanted: dict[str, list[
             pins = [(row, kb.pins_for(row, name, markers, engine.extras)) for row in rows]
             if not pins or not all(reqs for _, reqs in pins):
                 continue
-            if all(any(not banned.specifier or versions.is_subset(r.specifier, banned.specifier) for r in reqs) for _, reqs in pins):
+            if all(
+                any(not banned.specifier or versions.is_subset(r.specifier, banned.specifier) for r in reqs)
+                for _, reqs in pins
+            ):
                 problems.append(
-                    ("forbidden", f"{f.requirement!r} is forbidden, but the required {engine.text!r} installs it ({_pin_text(*pins[0])})")
+                    (
+                        "forbidden",
+                        f"{f.requirement!r} is forbidden, but the required {engine.text!r} installs it ({_pin_text(*pins[0])})",
+                    )
                 )
     return problems
 
@@ -155,14 +174,23 @@ def _python_window(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wante
     torch = [w for w in wanted.get("torch", []) if w.field == "requirements"]
     if torch:
         releases = _torch_releases(kb, torch[0].spec)
-        experimental = any(versions.contains(profile.python, f"{p}.0") for r in releases for p in r.python_experimental)
-        windows = [r.python or r.requires_python for r in releases]  # 2.15: only its wheel's Requires-Python is known
+        experimental = any(
+            versions.contains(profile.python, f"{p}.0") for r in releases for p in r.python_experimental
+        )
+        windows = [
+            r.python or r.requires_python for r in releases
+        ]  # 2.15: only its wheel's Requires-Python is known
         if releases and all(windows) and not experimental:
             candidates.append((torch[0].text, [w or "" for w in windows]))  # all given
     problems = []
     for what, windows in candidates:
         if all(versions.is_empty(versions.intersect(w, profile.python)) for w in windows):
-            problems.append(("python", f"python {profile.python!r} excludes every Python {what!r} supports ({', '.join(sorted(set(windows)))})"))
+            problems.append(
+                (
+                    "python",
+                    f"python {profile.python!r} excludes every Python {what!r} supports ({', '.join(sorted(set(windows)))})",
+                )
+            )
     return problems
 
 
@@ -170,10 +198,16 @@ def _torch_releases(kb: Knowledge, spec: SpecifierSet):
     """The torch release rows with at least one version inside ``spec``."""
     from stackcheck import versions
 
-    return [r for r in kb.torch.releases if not versions.is_empty(versions.intersect(spec, _release_range(r.torch)))]
+    return [
+        r
+        for r in kb.torch.releases
+        if not versions.is_empty(versions.intersect(spec, _release_range(r.torch)))
+    ]
 
 
-def _torch_spec(kb: Knowledge, wanted: dict[str, list[Wanted]], markers: dict[str, str]) -> tuple[SpecifierSet, str]:
+def _torch_spec(
+    kb: Knowledge, wanted: dict[str, list[Wanted]], markers: dict[str, str]
+) -> tuple[SpecifierSet, str]:
     """The torch versions the profile admits: its own torch entries, narrowed by the torch pin
     of a required engine when every admitted release of it pins torch."""
     spec, why = SpecifierSet(), []
@@ -190,7 +224,9 @@ def _torch_spec(kb: Knowledge, wanted: dict[str, list[Wanted]], markers: dict[st
     return spec, " and ".join(why) or "any torch"
 
 
-def _cuda_builds(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]], markers: dict[str, str]) -> list[tuple[str, str]]:
+def _cuda_builds(
+    kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]], markers: dict[str, str]
+) -> list[tuple[str, str]]:
     """gpu.torch_cuda asks for a CUDA build no admitted torch release was built for."""
     from stackcheck import versions
 
@@ -201,7 +237,9 @@ def _cuda_builds(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]
     releases = _torch_releases(kb, spec)
     if not releases or any(r.cuda_builds is None for r in releases):
         return []  # nothing known to judge by
-    offered = sorted({c for r in releases for c in r.all_cuda_builds}, key=lambda c: tuple(map(int, c.split("."))))
+    offered = sorted(
+        {c for r in releases for c in r.all_cuda_builds}, key=lambda c: tuple(map(int, c.split(".")))
+    )
     if any(versions.contains(want, c) for c in offered):
         return []
     names = ", ".join(r.torch for r in releases[:6]) + (" …" if len(releases) > 6 else "")
@@ -211,7 +249,6 @@ def _cuda_builds(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wanted]
             f"torch_cuda {want!r}: no build of torch {names} (admitted by {why}) offers it; they offer CUDA {', '.join(offered)} (pytorch RELEASE.md)",
         )
     ]
-
 
 
 def _engine_wheel_cuda(

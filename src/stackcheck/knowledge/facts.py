@@ -65,7 +65,9 @@ def torch_archs(snap: Snapshot, kb: Knowledge, build: TorchBuild) -> tuple[list[
     if build.cuda is None or not official_build(build.version):
         return None  # a source / NGC / nightly build carries whatever its builder chose
     row = kb.arch_build(build.version, build.cuda, snap.platform.machine or "x86_64")
-    archs = kb.arch_list(build.version, build.cuda, snap.platform.machine or "x86_64", snap.platform.system or "linux")
+    archs = kb.arch_list(
+        build.version, build.cuda, snap.platform.machine or "x86_64", snap.platform.system or "linux"
+    )
     if row is None or archs is None:
         return None
     why = "; ".join(w for w in (row.unverified_reason if not row.verified else "", build.unverified) if w)
@@ -83,7 +85,9 @@ def official_build(version_text: str) -> bool:
 
 
 def uncovered_gpus(snap: Snapshot, archs: list[str]) -> list:
-    return [g for g in snap.visible_gpus() if g.compute_capability and not covers(archs, g.compute_capability)]
+    return [
+        g for g in snap.visible_gpus() if g.compute_capability and not covers(archs, g.compute_capability)
+    ]
 
 
 def cuda_torch(snap: Snapshot, kb: Knowledge) -> TorchBuild | ScopeMatch:
@@ -93,7 +97,9 @@ def cuda_torch(snap: Snapshot, kb: Knowledge) -> TorchBuild | ScopeMatch:
     if build is None:
         return ScopeMatch.failed("torch is not installed")
     if not build.known:
-        return ScopeMatch.unknown(f"the CUDA build of torch {build.version} (no torch section, no +cuXYZ label)")
+        return ScopeMatch.unknown(
+            f"the CUDA build of torch {build.version} (no torch section, no +cuXYZ label)"
+        )
     if build.cuda is None:
         kind = f"a ROCm build ({build.hip})" if build.hip else "a CPU build"
         return ScopeMatch.failed(f"torch {build.version} is {kind}, not a CUDA build")
@@ -138,7 +144,11 @@ class DriverFit:
     def required(self) -> str | None:
         """The driver this band falls short of: the floor, else the toolkit driver (None when
         judged by CUDA levels for a CUDA the tables do not know)."""
-        return self.need.mvc_floor if self.band == "below-floor" else (self.need.toolkit_driver or self.need.mvc_floor)
+        return (
+            self.need.mvc_floor
+            if self.band == "below-floor"
+            else (self.need.toolkit_driver or self.need.mvc_floor)
+        )
 
     @property
     def expected(self) -> str:
@@ -163,9 +173,15 @@ def driver_fit(snap: Snapshot, kb: Knowledge) -> DriverFit | ScopeMatch:
     if not drv and version(drv_cuda) is not None and version(build.cuda) is not None:
         return DriverFit(build, "", need, drv_cuda, why)
     if not drv:
-        return ScopeMatch.failed("no NVIDIA driver found") if no_nvidia_driver(snap) else ScopeMatch.unknown("driver version")
+        return (
+            ScopeMatch.failed("no NVIDIA driver found")
+            if no_nvidia_driver(snap)
+            else ScopeMatch.unknown("driver version")
+        )
     if version(drv) is None:
         return ScopeMatch.unknown(f"a readable driver version (the snapshot says {drv!r})")
     if need.mvc_floor is None:
-        return ScopeMatch.unknown(f"a driver requirement for CUDA {build.cuda} on {need.platform} (not in the knowledge tables)")
+        return ScopeMatch.unknown(
+            f"a driver requirement for CUDA {build.cuda} on {need.platform} (not in the knowledge tables)"
+        )
     return DriverFit(build, drv, need, drv_cuda, why)

@@ -101,7 +101,9 @@ def load_rules(directory: Path, *, check_signatures: bool = True) -> list[Rule]:
         for i, item in enumerate(raw["rules"]):
             rule = _decode_rule(path, i, item, check_signatures)
             if rule.id in rules:
-                raise InputError(f"{path}: rule {rule.id}: id: duplicate, already defined in {rules[rule.id][1]}")
+                raise InputError(
+                    f"{path}: rule {rule.id}: id: duplicate, already defined in {rules[rule.id][1]}"
+                )
             rules[rule.id] = (rule, path)
     return [rules[k][0] for k in sorted(rules)]
 
@@ -147,13 +149,17 @@ def _check_scope(path: Path, label: str, rule: Rule) -> None:
         try:
             SpecifierSet(value)
         except InvalidSpecifier:
-            raise InputError(f"{path}: {label}: scope.{field}: {value!r} is not a version specifier (e.g. '<525')") from None
+            raise InputError(
+                f"{path}: {label}: scope.{field}: {value!r} is not a version specifier (e.g. '<525')"
+            ) from None
     for field in ("packages", "packages_absent"):
         for i, text in enumerate(getattr(scope, field)):
             try:
                 Requirement(text)
             except InvalidRequirement:
-                raise InputError(f"{path}: {label}: scope.{field}[{i}]: {text!r} is not a PEP 508 requirement") from None
+                raise InputError(
+                    f"{path}: {label}: scope.{field}[{i}]: {text!r} is not a PEP 508 requirement"
+                ) from None
 
 
 def signature_problem(pattern: str) -> str | None:

@@ -58,7 +58,11 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if isinstance(build, ScopeMatch):
         return build
     if not snap.visible_gpus():
-        return ScopeMatch.failed("no GPU") if no_nvidia_driver(snap) or snap.accelerators.status == "ok" else ScopeMatch.unknown("GPUs")
+        return (
+            ScopeMatch.failed("no GPU")
+            if no_nvidia_driver(snap) or snap.accelerators.status == "ok"
+            else ScopeMatch.unknown("GPUs")
+        )
     found = torch_archs(snap, kb, build)
     if found is None:
         return ScopeMatch.unknown(f"arch list of torch {build.version} (CUDA {build.cuda})")
@@ -75,9 +79,14 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if not bad:
         return ScopeMatch.failed()
     return ScopeMatch.held(
-        *(f"GPU{g.index} {g.name} CC {g.compute_capability} not covered by {' '.join(archs)}" for g in bad[:4]),
+        *(
+            f"GPU{g.index} {g.name} CC {g.compute_capability} not covered by {' '.join(archs)}"
+            for g in bad[:4]
+        ),
         f"torch {build.version}; arch list from {source}",
-        expected=[f"a torch build with kernels for CC {', '.join(sorted({g.compute_capability for g in bad}))}"],
+        expected=[
+            f"a torch build with kernels for CC {', '.join(sorted({g.compute_capability for g in bad}))}"
+        ],
         unverified="" if verified else f"the arch list of torch {build.version} (CUDA {build.cuda})",
     )
 
@@ -101,7 +110,9 @@ def _driver_band(band: str, doc: str) -> Predicate:
 
 
 predicate("driver-below-cuda-floor")(
-    _driver_band("below-floor", "The driver is below the minor-version-compatibility floor of torch's CUDA major.")
+    _driver_band(
+        "below-floor", "The driver is below the minor-version-compatibility floor of torch's CUDA major."
+    )
 )
 predicate("driver-below-toolkit-driver")(
     _driver_band(
@@ -144,7 +155,9 @@ def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     if e is None or d is None:
         return ScopeMatch.failed(f"{engine if e is None else dep} not installed")
     if e.editable or not official_build(e.version):
-        return ScopeMatch.unknown(f"pins of {e.name} {e.version} (a custom build: built against whatever torch was there)")
+        return ScopeMatch.unknown(
+            f"pins of {e.name} {e.version} (a custom build: built against whatever torch was there)"
+        )
     row = kb.engine_pins(engine, e.version)
     if row is None:
         return ScopeMatch.unknown(f"pins of {engine} {e.version} (not in the pin table)")
@@ -206,7 +219,10 @@ def _python_window(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch
         return ScopeMatch.failed()
     return ScopeMatch.held(
         f"Python {py} with torch {torch.version}",
-        expected=[f"Python {rel.python} for torch {rel.torch}" + (f" (experimental: {', '.join(rel.python_experimental)})" if rel.python_experimental else "")],
+        expected=[
+            f"Python {rel.python} for torch {rel.torch}"
+            + (f" (experimental: {', '.join(rel.python_experimental)})" if rel.python_experimental else "")
+        ],
         unverified=_release_unverified(rel),
     )
 
@@ -249,7 +265,10 @@ _FA_LABEL = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNOREC
 def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     """The installed flash-attn is a prebuilt wheel for another torch minor or CUDA major than
     the installed torch (its wheel name / local version says ``+cu12torch2.3cxx11abiFALSE``)."""
-    fa, torch = dist_index(snap).get("flash-attn") or dist_index(snap).get("flash_attn"), dist_index(snap).get("torch")
+    fa, torch = (
+        dist_index(snap).get("flash-attn") or dist_index(snap).get("flash_attn"),
+        dist_index(snap).get("torch"),
+    )
     if fa is None or torch is None:
         return ScopeMatch.failed("flash-attn or torch not installed")
     m = _FA_LABEL.search(fa.version) or _FA_LABEL.search(fa.direct_url or "")
@@ -267,7 +286,9 @@ def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMa
         return ScopeMatch.failed()
     return ScopeMatch.held(
         f"flash-attn {fa.version}: " + "; ".join(problems),
-        expected=[f"a flash-attn wheel labelled torch{release_of(torch.version)} (cu{cuda.major if cuda else '?'})"],
+        expected=[
+            f"a flash-attn wheel labelled torch{release_of(torch.version)} (cu{cuda.major if cuda else '?'})"
+        ],
     )
 
 
@@ -280,5 +301,7 @@ def _ld_path(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     value = env.variables.get("LD_LIBRARY_PATH", "")
     hits = [p for p in value.split(":") if "cuda" in p.lower() and "site-packages" not in p]
     if hits:
-        return ScopeMatch.held(f"LD_LIBRARY_PATH has {hits[0]}", expected=["no system CUDA directory on LD_LIBRARY_PATH"])
+        return ScopeMatch.held(
+            f"LD_LIBRARY_PATH has {hits[0]}", expected=["no system CUDA directory on LD_LIBRARY_PATH"]
+        )
     return ScopeMatch.failed()

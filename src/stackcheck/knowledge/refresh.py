@@ -34,8 +34,17 @@ from packaging.version import InvalidVersion, Version
 from stackcheck.errors import InputError
 
 PYPI_PACKAGES = (
-    "torchvision", "torchaudio", "vllm", "sglang", "xformers", "transformers", "tokenizers",
-    "accelerate", "peft", "trl", "bitsandbytes",
+    "torchvision",
+    "torchaudio",
+    "vllm",
+    "sglang",
+    "xformers",
+    "transformers",
+    "tokenizers",
+    "accelerate",
+    "peft",
+    "trl",
+    "bitsandbytes",
 )
 PYPI_RELEASES = "https://pypi.org/pypi/{name}/json"
 PYPI_RELEASE = "https://pypi.org/pypi/{name}/{version}/json"
@@ -150,8 +159,13 @@ class RefreshResult:
 
     def as_dict(self) -> dict[str, Any]:
         files = {name: self.before[name] != self.after[name] for name in sorted(self.after)}
-        return {"changed": self.changed, "files": files, "changes": self.changes, "notes": self.notes,
-                "diff": self.diff()}
+        return {
+            "changed": self.changed,
+            "files": files,
+            "changes": self.changes,
+            "notes": self.notes,
+            "diff": self.diff(),
+        }
 
 
 def refresh(
@@ -301,8 +315,15 @@ def _refresh_package(doc: dict, name: str, fetcher: Fetcher, result: RefreshResu
         doc["sources"].setdefault(PIN_SOURCE, PIN_SOURCE_TEXT)
 
 
-def _merged_row(name: str, v: Version, old: dict | None, requires: list[str], facts: tuple, kept: list[dict],
-                result: RefreshResult) -> dict:
+def _merged_row(
+    name: str,
+    v: Version,
+    old: dict | None,
+    requires: list[str],
+    facts: tuple,
+    kept: list[dict],
+    result: RefreshResult,
+) -> dict:
     requires_python, normalized, glibc = facts
     if old is None:
         template = next((r for r in reversed(kept) if Version(r["version"]) < v), None)
@@ -355,8 +376,20 @@ def _fix_coverage(rows: list[dict], published: list[Version]) -> None:
 
 
 def _replace_rows(doc: dict, name: str, rows: list[dict]) -> None:
-    order = ["package", "version", "before", "requires_python", "requires", "extras", "min_glibc",
-             "wheel_cuda", "cuda_variants", "verified", "unverified_reason", "sources"]
+    order = [
+        "package",
+        "version",
+        "before",
+        "requires_python",
+        "requires",
+        "extras",
+        "min_glibc",
+        "wheel_cuda",
+        "cuda_variants",
+        "verified",
+        "unverified_reason",
+        "sources",
+    ]
     rows = [{k: r[k] for k in order if k in r} | {k: r[k] for k in r if k not in order} for r in rows]
     mine = [canonicalize_name(r["package"]) == name for r in doc["pins"]]
     at = mine.index(True) if any(mine) else len(mine)
@@ -379,7 +412,11 @@ def _tag_cuda(tag: str) -> str:
 
 
 def _refresh_torch(
-    doc: dict, arch_rows: list[dict], fetcher: Fetcher, extra: tuple[str, ...], since: Version | None,
+    doc: dict,
+    arch_rows: list[dict],
+    fetcher: Fetcher,
+    extra: tuple[str, ...],
+    since: Version | None,
     result: RefreshResult,
 ) -> None:
     releases = doc["releases"]
@@ -423,8 +460,11 @@ def _refresh_torch(
 
 
 def _all_builds(row: dict) -> list[str]:
-    return [*(row.get("cuda_builds") or []), *row.get("cuda_experimental", []),
-            *row.get("cuda_index_only", [])]
+    return [
+        *(row.get("cuda_builds") or []),
+        *row.get("cuda_experimental", []),
+        *row.get("cuda_index_only", []),
+    ]
 
 
 def _merge_builds(

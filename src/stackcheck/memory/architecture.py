@@ -35,9 +35,18 @@ FAMILIES: dict[str, str] = {
 }
 
 # transformers' per-class default of tie_word_embeddings where the config leaves it out
-_TIED_DEFAULT = {"llama": False, "mistral": False, "qwen2": False, "qwen3": False, "mixtral": False,
-                 "qwen2_moe": False, "qwen3_moe": False, "deepseek_v2": False, "deepseek_v3": False,
-                 "explicit": False}  # gemma*: True, like PretrainedConfig's default
+_TIED_DEFAULT = {
+    "llama": False,
+    "mistral": False,
+    "qwen2": False,
+    "qwen3": False,
+    "mixtral": False,
+    "qwen2_moe": False,
+    "qwen3_moe": False,
+    "deepseek_v2": False,
+    "deepseek_v3": False,
+    "explicit": False,
+}  # gemma*: True, like PretrainedConfig's default
 
 
 @dataclass(frozen=True)
@@ -117,11 +126,21 @@ class ParamCount:
 # arithmetic and the per-layer loops stay bounded: a config past them is an error, not a model.
 MAX_SIZE = 1 << 24  # any integer field not named below
 _MAX = {
-    "num_hidden_layers": 1 << 14, "n_layer": 1 << 14, "num_layers": 1 << 14,
-    "hidden_size": 1 << 20, "n_embd": 1 << 20, "d_model": 1 << 20,
-    "num_attention_heads": 1 << 16, "n_head": 1 << 16, "num_key_value_heads": 1 << 16, "head_dim": 1 << 16,
-    "max_position_embeddings": 1 << 32, "n_positions": 1 << 32,
-    "num_local_experts": 1 << 16, "num_experts": 1 << 16, "n_routed_experts": 1 << 16,
+    "num_hidden_layers": 1 << 14,
+    "n_layer": 1 << 14,
+    "num_layers": 1 << 14,
+    "hidden_size": 1 << 20,
+    "n_embd": 1 << 20,
+    "d_model": 1 << 20,
+    "num_attention_heads": 1 << 16,
+    "n_head": 1 << 16,
+    "num_key_value_heads": 1 << 16,
+    "head_dim": 1 << 16,
+    "max_position_embeddings": 1 << 32,
+    "n_positions": 1 << 32,
+    "num_local_experts": 1 << 16,
+    "num_experts": 1 << 16,
+    "n_routed_experts": 1 << 16,
     "n_shared_experts": 1 << 16,
 }
 
@@ -167,7 +186,12 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
     if not isinstance(cfg, dict):
         raise InputError(f"{source}: expected a JSON object (a Hugging Face config.json)")
     if isinstance(cfg.get("text_config"), dict) and "hidden_size" not in cfg:
-        cfg = {**cfg["text_config"], "tie_word_embeddings": cfg.get("tie_word_embeddings", cfg["text_config"].get("tie_word_embeddings"))}
+        cfg = {
+            **cfg["text_config"],
+            "tie_word_embeddings": cfg.get(
+                "tie_word_embeddings", cfg["text_config"].get("tie_word_embeddings")
+            ),
+        }
     model_type = cfg.get("model_type") or "llama"
     if not isinstance(model_type, str):
         raise InputError(f"{source}: field model_type: expected a string, got {model_type!r}")
@@ -178,11 +202,15 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
     heads = _positive(cfg, source, "num_attention_heads", "n_head")
     kv_heads = _positive(cfg, source, "num_key_value_heads", default=heads)
     if heads % kv_heads:
-        raise InputError(f"{source}: field num_key_value_heads: {kv_heads} does not divide num_attention_heads {heads}")
+        raise InputError(
+            f"{source}: field num_key_value_heads: {kv_heads} does not divide num_attention_heads {heads}"
+        )
     head_dim = _positive(cfg, source, "head_dim", default=None)
     if head_dim is None:
         if hidden % heads:
-            raise InputError(f"{source}: field head_dim: missing, and hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
+            raise InputError(
+                f"{source}: field head_dim: missing, and hidden_size {hidden} is not a multiple of num_attention_heads {heads}"
+            )
         head_dim = hidden // heads
     vocab = _positive(cfg, source, "vocab_size")
     intermediate = _positive(cfg, source, "intermediate_size", "n_inner", default=4 * hidden)
@@ -192,9 +220,19 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
     mlp_bias = _field(cfg, source, "mlp_bias", default=False, kind=bool)
 
     arch: dict[str, Any] = dict(
-        family=family, model_type=model_type, hidden=hidden, layers=layers, heads=heads,
-        kv_heads=kv_heads, head_dim=head_dim, intermediate=intermediate, vocab=vocab, tied=tied,
-        max_positions=max_positions, assumed_layout=model_type not in FAMILIES, source=source,
+        family=family,
+        model_type=model_type,
+        hidden=hidden,
+        layers=layers,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate=intermediate,
+        vocab=vocab,
+        tied=tied,
+        max_positions=max_positions,
+        assumed_layout=model_type not in FAMILIES,
+        source=source,
     )
     if family == "llama":
         arch.update(qkv_bias=attention_bias, o_bias=attention_bias, mlp_bias=mlp_bias)
@@ -203,7 +241,9 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
     elif family in ("qwen3", "qwen3_moe"):
         arch.update(qkv_bias=attention_bias, o_bias=attention_bias, qk_norm=True)
     elif family in ("gemma2", "gemma3"):  # pre/post norms around attention and MLP
-        arch.update(qkv_bias=attention_bias, o_bias=attention_bias, qk_norm=family == "gemma3", norms_per_layer=4)
+        arch.update(
+            qkv_bias=attention_bias, o_bias=attention_bias, qk_norm=family == "gemma3", norms_per_layer=4
+        )
     elif family == "qwen2_moe":
         arch.update(qkv_bias=True)
     elif family == "explicit":
@@ -220,11 +260,17 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
         experts = _field(cfg, source, "num_experts", default=0)
         step = _positive(cfg, source, "decoder_sparse_step", default=1)
         dense_only = cfg.get("mlp_only_layers") or []
-        if not isinstance(dense_only, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense_only):
+        if not isinstance(dense_only, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in dense_only
+        ):
             raise InputError(f"{source}: field mlp_only_layers: expected a list of layer indices")
         dense_only = set(dense_only)
-        sparse = tuple(i for i in range(layers) if experts > 0 and i not in dense_only and (i + 1) % step == 0)
-        shared = _field(cfg, source, "shared_expert_intermediate_size", default=0) if family != "qwen3_moe" else 0
+        sparse = tuple(
+            i for i in range(layers) if experts > 0 and i not in dense_only and (i + 1) % step == 0
+        )
+        shared = (
+            _field(cfg, source, "shared_expert_intermediate_size", default=0) if family != "qwen3_moe" else 0
+        )
         arch.update(
             experts=experts,
             experts_per_token=_positive(cfg, source, "num_experts_per_tok", default=1) if experts else 0,

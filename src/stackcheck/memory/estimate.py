@@ -49,8 +49,15 @@ _OPT_NOTE = {
     "sgd": "SGD with momentum: fp32 momentum (4 B)",
 }
 
-LORA_TARGET_ALIASES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
-                       "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+LORA_TARGET_ALIASES = {
+    "q": "q_proj",
+    "k": "k_proj",
+    "v": "v_proj",
+    "o": "o_proj",
+    "gate": "gate_proj",
+    "up": "up_proj",
+    "down": "down_proj",
+}
 
 
 class Workload(msgspec.Struct, kw_only=True):
@@ -142,7 +149,9 @@ def _validate(w: Workload) -> None:
     if w.quant is not None and w.quant not in QUANT_BITS:
         raise InputError(f"--quant: {w.quant!r} is not one of {', '.join(QUANT_BITS)}")
     if w.mode == "train" and w.quant:
-        raise InputError("--quant: full training updates every weight and cannot train quantized weights; use --mode qlora")
+        raise InputError(
+            "--quant: full training updates every weight and cannot train quantized weights; use --mode qlora"
+        )
     if w.optimizer not in OPTIMIZERS:
         raise InputError(f"--optimizer: {w.optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
     if not 0 <= w.zero <= 3:
@@ -163,7 +172,9 @@ def _lora_params(a: Architecture, targets: list[str], rank: int) -> int:
     known = {name for layer in range(a.layers) for name, *_ in linear_modules(a, layer)}
     unknown = wanted - known - {"all-linear"}
     if unknown:
-        raise InputError(f"--lora-targets: {', '.join(sorted(unknown))} not in this model (its linear layers: {', '.join(sorted(known))}, or all-linear)")
+        raise InputError(
+            f"--lora-targets: {', '.join(sorted(unknown))} not in this model (its linear layers: {', '.join(sorted(known))}, or all-linear)"
+        )
     return sum(
         rank * (i + o) * copies
         for layer in range(a.layers)
@@ -181,8 +192,16 @@ def _weights(a: Architecture, p: ParamCount, w: Workload, quant: str | None) -> 
     extra = rows * 4 if quant == "int8" else 0
     rest = p.total - p.linear
     value = p.linear * bits / 8 + extra + rest * d
-    formula = f"linear {p.linear:,} × {bits:.3f}/8 B" + (f" + {rows:,} rows × 4 B" if extra else "") + f" + other {rest:,} × {d:g} B"
-    return value, formula, f"{QUANT_NOTE[quant]}; embeddings, lm_head, norms, biases and routers stay in {w.dtype}"
+    formula = (
+        f"linear {p.linear:,} × {bits:.3f}/8 B"
+        + (f" + {rows:,} rows × 4 B" if extra else "")
+        + f" + other {rest:,} × {d:g} B"
+    )
+    return (
+        value,
+        formula,
+        f"{QUANT_NOTE[quant]}; embeddings, lm_head, norms, biases and routers stay in {w.dtype}",
+    )
 
 
 def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
@@ -201,7 +220,9 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     if a.max_positions and seq > a.max_positions:
         notes.append(f"--seq-len {seq:,} exceeds the model's max_position_embeddings {a.max_positions:,}")
     if a.assumed_layout:
-        notes.append(f"model_type {a.model_type!r} is not a known family: counted with the Llama layout (no biases, gated MLP)")
+        notes.append(
+            f"model_type {a.model_type!r} is not a known family: counted with the Llama layout (no biases, gated MLP)"
+        )
     notes += _dtype_notes(w)
 
     weights, wf, wa = _weights(a, p, w, quant)
@@ -217,20 +238,51 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
     else:
         terms += _training_activation_terms(a, w, seq) + _training_terms(a, p, w)
     if mode == "serve":
-        terms.append(_term("runtime_overhead", w.serve_non_torch_bytes, f"{w.serve_non_torch_bytes / GIB:g} GiB per GPU",
-                           "vLLM's non-torch memory: CUDA context, NCCL, CUDA graphs (0.13 GiB measured on H100; --non-torch-gib)"))
+        terms.append(
+            _term(
+                "runtime_overhead",
+                w.serve_non_torch_bytes,
+                f"{w.serve_non_torch_bytes / GIB:g} GiB per GPU",
+                "vLLM's non-torch memory: CUDA context, NCCL, CUDA graphs (0.13 GiB measured on H100; --non-torch-gib)",
+            )
+        )
     else:
-        terms.append(_term("runtime_overhead", w.overhead_bytes, f"{w.overhead_bytes / GIB:g} GiB per GPU",
-                           "CUDA context, cuBLAS/cuDNN workspaces and allocator slack (0.3-2 GiB in practice; --overhead-gib to change)"))
+        terms.append(
+            _term(
+                "runtime_overhead",
+                w.overhead_bytes,
+                f"{w.overhead_bytes / GIB:g} GiB per GPU",
+                "CUDA context, cuBLAS/cuDNN workspaces and allocator slack (0.3-2 GiB in practice; --overhead-gib to change)",
+            )
+        )
     total = sum(t.bytes for t in terms)
     result = Estimate(
-        model={"model_type": a.model_type, "family": a.family, "hidden_size": a.hidden, "layers": a.layers,
-               "attention_heads": a.heads, "kv_heads": a.kv_heads, "head_dim": a.head_dim, "vocab": a.vocab,
-               "tied_embeddings": a.tied, "experts": a.experts, "experts_per_token": a.experts_per_token,
-               "max_position_embeddings": a.max_positions, "source": a.source},
-        parameters={"total": p.total, "active_per_token": p.active, "embedding": p.embedding, "lm_head": p.lm_head,
-                    "attention": p.attention, "mlp": p.mlp, "norms": p.norms, "non_embedding": p.non_embedding,
-                    "decoder_linear": p.linear},
+        model={
+            "model_type": a.model_type,
+            "family": a.family,
+            "hidden_size": a.hidden,
+            "layers": a.layers,
+            "attention_heads": a.heads,
+            "kv_heads": a.kv_heads,
+            "head_dim": a.head_dim,
+            "vocab": a.vocab,
+            "tied_embeddings": a.tied,
+            "experts": a.experts,
+            "experts_per_token": a.experts_per_token,
+            "max_position_embeddings": a.max_positions,
+            "source": a.source,
+        },
+        parameters={
+            "total": p.total,
+            "active_per_token": p.active,
+            "embedding": p.embedding,
+            "lm_head": p.lm_head,
+            "attention": p.attention,
+            "mlp": p.mlp,
+            "norms": p.norms,
+            "non_embedding": p.non_embedding,
+            "decoder_linear": p.linear,
+        },
         workload=msgspec.structs.replace(w, seq_len=seq, quant=quant),
         terms=terms,
         total_bytes=total,
@@ -268,8 +320,7 @@ def _dtype_notes(w: Workload) -> list[str]:
         floor, generation, consequence = _NATIVE_FROM[dtype]
         if cc is not None and cc < Version(floor):
             gpu = f"{w.gpu_name} (compute capability {w.gpu_compute_capability})"
-            notes.append(f"{gpu} has no native {dtype} "
-                         f"(it needs {floor}, {generation}): {consequence}")
+            notes.append(f"{gpu} has no native {dtype} (it needs {floor}, {generation}): {consequence}")
     return notes
 
 
@@ -280,29 +331,49 @@ def _inference_terms(a: Architecture, w: Workload, s: int, sequences: int) -> li
     # tensor parallelism splits KV heads (replicated when fewer than GPUs); the MLA latent is
     # replicated on every rank
     kv_share = 1.0 if a.is_mla else math.ceil(a.kv_heads / n) / a.kv_heads
-    terms = [_term(
-        "kv_cache",
-        per_token * kv_share * s * sequences,
-        (f"L·(kv_lora_rank + rope_dim) × {kv_d:g} B" if a.is_mla else f"2·L·kv_heads·head_dim × {kv_d:g} B")
-        + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequence"
-        + ("s" if sequences != 1 else "")
-        + (f" × {kv_share:g} per GPU" if kv_share != 1 else ""),
-        f"cache in {w.kv_dtype or w.dtype}; every sequence at the full length"
-        + ("; MLA caches the compressed latent (as vLLM does)" if a.is_mla else ""),
-    )]
+    terms = [
+        _term(
+            "kv_cache",
+            per_token * kv_share * s * sequences,
+            (
+                f"L·(kv_lora_rank + rope_dim) × {kv_d:g} B"
+                if a.is_mla
+                else f"2·L·kv_heads·head_dim × {kv_d:g} B"
+            )
+            + f" = {per_token:,.0f} B/token × {s:,} tokens × {sequences} sequence"
+            + ("s" if sequences != 1 else "")
+            + (f" × {kv_share:g} per GPU" if kv_share != 1 else ""),
+            f"cache in {w.kv_dtype or w.dtype}; every sequence at the full length"
+            + ("; MLA caches the compressed latent (as vLLM does)" if a.is_mla else ""),
+        )
+    ]
     if w.mode == "serve":
-        terms.append(_term("activations", w.serve_activation_bytes, f"{w.serve_activation_bytes / GIB:g} GiB per GPU",
-                           "vLLM's profiled peak activation, logits included (4.8-7.4 GiB measured on H100 at max-model-len 16k; --serve-activation-gib)"))
+        terms.append(
+            _term(
+                "activations",
+                w.serve_activation_bytes,
+                f"{w.serve_activation_bytes / GIB:g} GiB per GPU",
+                "vLLM's profiled peak activation, logits included (4.8-7.4 GiB measured on H100 at max-model-len 16k; --serve-activation-gib)",
+            )
+        )
         return terms
     i_act = (a.experts_per_token * a.moe_intermediate + a.shared_intermediate) if a.is_moe else a.intermediate
-    terms.append(_term(
-        "activations",
-        s * w.batch * (2 * a.hidden + 3 * i_act) * d,
-        f"s·b·(2h + 3·I) × {d:g} B = {s:,}·{w.batch}·(2·{a.hidden} + 3·{i_act}) × {d:g}",
-        "prefill of one batch, one layer live at a time (inference frees as it goes), Flash/SDPA attention (no s² matrix); I = active MLP width",
-    ))
-    terms.append(_term("logits", sequences * a.vocab * 4, f"sequences·V × 4 B = {sequences}·{a.vocab:,} × 4",
-                       "fp32 logits of the last position only (HF generate keeps 1 position, vLLM samples the last)"))
+    terms.append(
+        _term(
+            "activations",
+            s * w.batch * (2 * a.hidden + 3 * i_act) * d,
+            f"s·b·(2h + 3·I) × {d:g} B = {s:,}·{w.batch}·(2·{a.hidden} + 3·{i_act}) × {d:g}",
+            "prefill of one batch, one layer live at a time (inference frees as it goes), Flash/SDPA attention (no s² matrix); I = active MLP width",
+        )
+    )
+    terms.append(
+        _term(
+            "logits",
+            sequences * a.vocab * 4,
+            f"sequences·V × 4 B = {sequences}·{a.vocab:,} × 4",
+            "fp32 logits of the last position only (HF generate keeps 1 position, vLLM samples the last)",
+        )
+    )
     return terms
 
 
@@ -310,17 +381,29 @@ def _training_activation_terms(a: Architecture, w: Workload, s: int) -> list[Ter
     """Activations kept for the backward pass (Korthikanti et al.) and the fp32 logits."""
     b, h, L = w.batch, a.hidden, a.layers
     if w.gradient_checkpointing:
-        act, af, aa = 2 * s * b * h * L, f"2·s·b·h·L = 2·{s}·{b}·{h}·{L}", "full recomputation: only each layer's input is kept (Korthikanti et al.)"
+        act, af, aa = (
+            2 * s * b * h * L,
+            f"2·s·b·h·L = 2·{s}·{b}·{h}·{L}",
+            "full recomputation: only each layer's input is kept (Korthikanti et al.)",
+        )
     else:
-        act, af, aa = 34 * s * b * h * L, f"34·s·b·h·L = 34·{s}·{b}·{h}·{L}", "no recomputation, 16-bit activations, Flash/SDPA attention (Korthikanti et al.; constants assume a 4h MLP and MHA, approximate for SwiGLU/GQA)"
+        act, af, aa = (
+            34 * s * b * h * L,
+            f"34·s·b·h·L = 34·{s}·{b}·{h}·{L}",
+            "no recomputation, 16-bit activations, Flash/SDPA attention (Korthikanti et al.; constants assume a 4h MLP and MHA, approximate for SwiGLU/GQA)",
+        )
         if w.attention == "eager":
             act += 5 * a.heads * s * s * b * L
             af += f" + 5·a·s²·b·L = 5·{a.heads}·{s}²·{b}·{L}"
             aa += "; eager attention materialises the s×s score matrix"
     return [
         _term("activations", act, af, aa + "; b is the per-GPU micro-batch"),
-        _term("logits", s * b * a.vocab * 4, f"s·b·V × 4 B = {s}·{b}·{a.vocab:,} × 4",
-              "fp32 logits of every position for the loss (the upcast copy is often larger than the activations for 150k vocabularies)"),
+        _term(
+            "logits",
+            s * b * a.vocab * 4,
+            f"s·b·V × 4 B = {s}·{b}·{a.vocab:,} × 4",
+            "fp32 logits of every position for the loss (the upcast copy is often larger than the activations for 150k vocabularies)",
+        ),
     ]
 
 
@@ -337,19 +420,37 @@ def _training_terms(a: Architecture, p: ParamCount, w: Workload) -> list[Term]:
         trained = _lora_params(a, w.lora_targets, w.lora_rank)
         what = f"LoRA adapters r={w.lora_rank} on {','.join(w.lora_targets)} ({trained:,} params)"
         grad_b, master = 4.0, 0.0  # PEFT keeps adapters in fp32 (autocast_adapter_dtype)
-        terms.append(_term("adapter_weights", trained * 4.0 / (n if z == 3 else 1), f"{trained:,} × 4 B",
-                           "adapters r·(in+out) per targeted Linear, kept in fp32" + ("; ZeRO-3 sharded" if z == 3 else "")))
+        terms.append(
+            _term(
+                "adapter_weights",
+                trained * 4.0 / (n if z == 3 else 1),
+                f"{trained:,} × 4 B",
+                "adapters r·(in+out) per targeted Linear, kept in fp32"
+                + ("; ZeRO-3 sharded" if z == 3 else ""),
+            )
+        )
     grad_shard = n if z >= 2 else 1
-    terms.append(_term("gradients", trained * grad_b / grad_shard,
-                       f"{trained:,} × {grad_b:g} B" + (f" ÷ {n} (ZeRO-{z})" if grad_shard > 1 else ""),
-                       f"gradients of {what} in {'fp32' if grad_b == 4 else w.dtype}"))
+    terms.append(
+        _term(
+            "gradients",
+            trained * grad_b / grad_shard,
+            f"{trained:,} × {grad_b:g} B" + (f" ÷ {n} (ZeRO-{z})" if grad_shard > 1 else ""),
+            f"gradients of {what} in {'fp32' if grad_b == 4 else w.dtype}",
+        )
+    )
     state = _OPT_STATE_BYTES[w.optimizer] + master
     opt_shard = n if z >= 1 else 1
     what = _OPT_NOTE[w.optimizer] + (" + fp32 master weights (4 B) for mixed precision" if master else "")
     if w.offload_optimizer:
         cpu = trained * state / opt_shard / GIB
-        terms.append(_term("optimizer_states", 0, f"0 B on the GPU ({cpu:.2f} GiB in CPU RAM)",
-                           f"{what}, offloaded to CPU RAM and updated there (ZeRO-Offload)"))
+        terms.append(
+            _term(
+                "optimizer_states",
+                0,
+                f"0 B on the GPU ({cpu:.2f} GiB in CPU RAM)",
+                f"{what}, offloaded to CPU RAM and updated there (ZeRO-Offload)",
+            )
+        )
     else:
         formula = f"{trained:,} × {state:g} B" + (f" ÷ {n} (ZeRO-{z})" if opt_shard > 1 else "")
         terms.append(_term("optimizer_states", trained * state / opt_shard, formula, what))
@@ -382,9 +483,11 @@ def serving_budget(a: Architecture, w: Workload, weights_per_gpu: float, max_mod
         max_concurrency_at_max_model_len=max_conc,
         max_context_at_concurrency=min(per_req, cap),
         concurrency=w.concurrency,
-        formula=(f"KV budget = {w.utilization:g} × {total / GIB:.2f} GiB − weights {weights_per_gpu / GIB:.2f} GiB − "
-                 f"peak activation {w.serve_activation_bytes / GIB:.2f} GiB − non-torch {w.serve_non_torch_bytes / GIB:.2f} GiB; "
-                 f"tokens = budget ÷ {per_token:,.0f} B/token, in blocks of {block}"),
+        formula=(
+            f"KV budget = {w.utilization:g} × {total / GIB:.2f} GiB − weights {weights_per_gpu / GIB:.2f} GiB − "
+            f"peak activation {w.serve_activation_bytes / GIB:.2f} GiB − non-torch {w.serve_non_torch_bytes / GIB:.2f} GiB; "
+            f"tokens = budget ÷ {per_token:,.0f} B/token, in blocks of {block}"
+        ),
     )
 
 
@@ -392,8 +495,12 @@ def _judge(e: Estimate, w: Workload) -> None:
     if not w.gpu_memory_bytes:
         e.verdict = "no-target"
         return
-    e.target = {"gpu": w.gpu_name, "memory_bytes": w.gpu_memory_bytes, "memory_gib": round(w.gpu_memory_bytes / GIB, 2),
-                "gpus": w.gpus}
+    e.target = {
+        "gpu": w.gpu_name,
+        "memory_bytes": w.gpu_memory_bytes,
+        "memory_gib": round(w.gpu_memory_bytes / GIB, 2),
+        "gpus": w.gpus,
+    }
     if w.mode == "serve" and e.serving is not None:
         e.target["utilization"] = w.utilization
         e.target["usable_gib"] = round(e.serving.budget_bytes / GIB, 2)

@@ -12,8 +12,18 @@ from stackcheck.errors import InputError
 
 GIB = 1024**3
 
-_UNITS = {"": GIB, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
-          "kib": 1024, "mib": 1024**2, "gib": GIB, "tib": 1024**4}
+_UNITS = {
+    "": GIB,
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": GIB,
+    "tib": 1024**4,
+}
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -47,15 +57,37 @@ def parse_size(text: str, what: str = "--gpu-memory") -> int:
 def gpu_table() -> tuple[Gpu, ...]:
     data = json.loads(resources.files("stackcheck.memory").joinpath("data/gpus.json").read_text("utf-8"))
     return tuple(
-        Gpu(g["name"], int(round(g["memory_gib"] * GIB)), g["basis"], tuple(g.get("aliases", ())),
-            g.get("compute_capability"))
+        Gpu(
+            g["name"],
+            int(round(g["memory_gib"] * GIB)),
+            g["basis"],
+            tuple(g.get("aliases", ())),
+            g.get("compute_capability"),
+        )
         for g in data["gpus"]
     )
 
 
 # Words nvidia-smi and NVML put around the model that do not tell GPUs of this table apart.
-_NOISE = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct", "pcie",
-                    "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e"})
+_NOISE = frozenset(
+    {
+        "nvidia",
+        "tesla",
+        "geforce",
+        "amd",
+        "instinct",
+        "pcie",
+        "sxm",
+        "sxm2",
+        "sxm3",
+        "sxm4",
+        "sxm5",
+        "hbm2",
+        "hbm2e",
+        "hbm3",
+        "hbm3e",
+    }
+)
 
 
 def _key(name: str) -> str:

@@ -26,7 +26,11 @@ def estimate_text(e: Estimate, *, color: bool = False) -> str:
         + (f", {p['active_per_token']:,} active per token" if p["active_per_token"] != p["total"] else "")
         + f" (embedding {p['embedding']:,}, lm_head {p['lm_head']:,}, non-embedding {p['non_embedding']:,})",
     ]
-    what = f"{w.mode}, {w.dtype}" + (f", {w.quant} weights" if w.quant else "") + f", seq {w.seq_len:,} × batch {w.batch}"
+    what = (
+        f"{w.mode}, {w.dtype}"
+        + (f", {w.quant} weights" if w.quant else "")
+        + f", seq {w.seq_len:,} × batch {w.batch}"
+    )
     if w.mode in ("infer", "serve"):
         what += f" × concurrency {w.concurrency}"
     if w.mode in ("train", "lora", "qlora"):
@@ -47,24 +51,31 @@ def estimate_text(e: Estimate, *, color: bool = False) -> str:
         s = e.serving
         out.append(f"serving (vLLM-style, utilization {w.utilization:g}):")
         out.append(f"  {s.formula}")
-        out.append(f"  KV budget {s.kv_budget_bytes / GIB:.2f} GiB = {s.max_tokens:,} tokens; "
-                   f"at max_model_len {s.max_model_len:,}: {s.max_concurrency_at_max_model_len:,} concurrent sequences; "
-                   f"at concurrency {s.concurrency}: up to {s.max_context_at_concurrency:,} tokens each")
+        out.append(
+            f"  KV budget {s.kv_budget_bytes / GIB:.2f} GiB = {s.max_tokens:,} tokens; "
+            f"at max_model_len {s.max_model_len:,}: {s.max_concurrency_at_max_model_len:,} concurrent sequences; "
+            f"at concurrency {s.concurrency}: up to {s.max_context_at_concurrency:,} tokens each"
+        )
     for note in e.notes:
         out.append(f"note: {note}")
     if e.verdict == "no-target":
         out.append("verdict: no target given (--gpu NAME or --gpu-memory SIZE)")
     else:
         t = e.target
-        target = f"{t['gpu'] + ' ' if t.get('gpu') else ''}{t['memory_gib']} GiB" + (f" × {t['gpus']}" if t["gpus"] > 1 else "")
+        target = f"{t['gpu'] + ' ' if t.get('gpu') else ''}{t['memory_gib']} GiB" + (
+            f" × {t['gpus']}" if t["gpus"] > 1 else ""
+        )
         if "usable_gib" in t:
             target += f", {t['usable_gib']} GiB usable at utilization {t['utilization']:g}"
         word = paint("FITS" if e.verdict == "fits" else "DOES NOT FIT", e.verdict, color)
         out.append(f"verdict: {word} {target} (headroom {e.headroom_gib:+.2f} GiB)")
     if e.suggestions:
         fitting = any(s.fits for s in e.suggestions)
-        out.append("what would fit (each change alone, same estimate):" if fitting
-                   else "no single change fits; the closest (same estimate):")
+        out.append(
+            "what would fit (each change alone, same estimate):"
+            if fitting
+            else "no single change fits; the closest (same estimate):"
+        )
         for s in e.suggestions:
             figure = f"{s.total_gib:8.2f} GiB  headroom {s.headroom_gib:+.2f} GiB"
             out.append(f"  {shlex.join(s.options):<28}{figure}  {s.change}")

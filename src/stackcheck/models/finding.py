@@ -71,8 +71,11 @@ def by_severity_then_cause(checks: list[CheckResult]) -> list[CheckResult]:
 
 def fixable(checks: list[CheckResult]) -> list[CheckResult]:
     """The findings whose pip fixes ``fix_all`` combines: non-ok, not a consequence of another."""
-    return [c for c in checks
-            if c.install is not None and c.verdict in ("warning", "blocked") and not c.consequence_of]
+    return [
+        c
+        for c in checks
+        if c.install is not None and c.verdict in ("warning", "blocked") and not c.consequence_of
+    ]
 
 
 def severity(verdict: Verdict) -> int:

@@ -96,7 +96,9 @@ class Distribution(msgspec.Struct, kw_only=True):
 class PackagesSection(Section, kw_only=True):
     distributions: list[Distribution] = []
     stray_entries: list[str] = []  # "~"-prefixed leftovers of interrupted installs in site dirs
-    import_origins: dict[str, str] = {}  # import name several distributions install → file ``import`` loads (a directory: namespace package)
+    import_origins: dict[
+        str, str
+    ] = {}  # import name several distributions install → file ``import`` loads (a directory: namespace package)
 
 
 class PlatformSection(Section, kw_only=True):

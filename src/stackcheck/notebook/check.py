@@ -20,10 +20,25 @@ from stackcheck.notebook.interpreter import InterpreterFacts, ask
 from stackcheck.shellcmd import code, command
 
 
-def _result(check_id: str, verdict: str, kernel: str, observed: str = "", expected: str = "", fix: str | None = None,
-            reason: str | None = None) -> CheckResult:
-    return CheckResult(id=check_id, title=TITLES[check_id], verdict=verdict, subject=kernel, observed=observed,
-                       expected=expected, fix=fix, reason=reason)
+def _result(
+    check_id: str,
+    verdict: str,
+    kernel: str,
+    observed: str = "",
+    expected: str = "",
+    fix: str | None = None,
+    reason: str | None = None,
+) -> CheckResult:
+    return CheckResult(
+        id=check_id,
+        title=TITLES[check_id],
+        verdict=verdict,
+        subject=kernel,
+        observed=observed,
+        expected=expected,
+        fix=fix,
+        reason=reason,
+    )
 
 
 def _register_fix(name: str, python: str | None = None) -> str:
@@ -65,31 +80,64 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
     out = [_result("KERN010", "ok", k, observed=f"{spec.path} ({spec.display_name or k})")]
     if (spec.language or "python").lower() != "python":
         reason = f"not a Python kernel (language {spec.language!r})"
-        return out + [_result(i, "skipped", k, reason=reason) for i in ("KERN001", "KERN002", "KERN011", "KERN012", "KERN013")]
+        return out + [
+            _result(i, "skipped", k, reason=reason)
+            for i in ("KERN001", "KERN002", "KERN011", "KERN012", "KERN013")
+        ]
     head = spec.argv[0] if spec.argv else ""
     own = own_env_python(spec)
     if spec.bare_python and own:
-        out.append(_result("KERN001", "ok", k, observed=f"bare {head!r} in {own}'s own data dir: jupyter_client runs that environment's interpreter"))
+        out.append(
+            _result(
+                "KERN001",
+                "ok",
+                k,
+                observed=f"bare {head!r} in {own}'s own data dir: jupyter_client runs that environment's interpreter",
+            )
+        )
     elif spec.bare_python or not os.path.isabs(head):
-        out.append(_result(
-            "KERN001", "warning", k,
-            observed=f"argv[0] is {head!r}: it runs whichever interpreter starts Jupyter"
-            + (f" (on this PATH: {spec.interpreter})" if spec.interpreter and spec.interpreter != head else ""),
-            expected="argv[0] an absolute interpreter path",
-            fix=_register_fix(k),
-        ))
+        out.append(
+            _result(
+                "KERN001",
+                "warning",
+                k,
+                observed=f"argv[0] is {head!r}: it runs whichever interpreter starts Jupyter"
+                + (
+                    f" (on this PATH: {spec.interpreter})"
+                    if spec.interpreter and spec.interpreter != head
+                    else ""
+                ),
+                expected="argv[0] an absolute interpreter path",
+                fix=_register_fix(k),
+            )
+        )
         # jupyter_client substitutes its own interpreter for a bare python, front ends search
         # PATH: judging the one on this PATH would describe some other process's kernel
         reason = "argv[0] is not a path: the interpreter depends on what starts the kernel"
-        return out + [_result(i, "skipped", k, reason=reason) for i in ("KERN002", "KERN011", "KERN012")] + _paths(k, env)
+        return (
+            out
+            + [_result(i, "skipped", k, reason=reason) for i in ("KERN002", "KERN011", "KERN012")]
+            + _paths(k, env)
+        )
     else:
         out.append(_result("KERN001", "ok", k, observed=head))
     if facts is None:  # only asked when the interpreter exists
-        out.append(_result("KERN002", "blocked", k, observed=f"{spec.interpreter or head} does not exist: the kernel cannot start",
-                           expected="an existing interpreter",
-                           fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k))}, "
-                           f"or re-register it from an existing interpreter: {code(_register_fix(k))}"))
-        return out + [_result(i, "skipped", k, reason="no interpreter to ask") for i in ("KERN011", "KERN012")] + _paths(k, env)
+        out.append(
+            _result(
+                "KERN002",
+                "blocked",
+                k,
+                observed=f"{spec.interpreter or head} does not exist: the kernel cannot start",
+                expected="an existing interpreter",
+                fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k))}, "
+                f"or re-register it from an existing interpreter: {code(_register_fix(k))}",
+            )
+        )
+        return (
+            out
+            + [_result(i, "skipped", k, reason="no interpreter to ask") for i in ("KERN011", "KERN012")]
+            + _paths(k, env)
+        )
     out.append(_result("KERN002", "ok", k, observed=facts.path))
     out.append(_identity(k, facts))
     if not facts.ran:
@@ -97,22 +145,40 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
     elif facts.ipykernel:
         out.append(_result("KERN012", "ok", k, observed=f"ipykernel found by {facts.executable}"))
     else:
-        out.append(_result("KERN012", "blocked", k, observed=f"ipykernel cannot be imported by {facts.path}: the kernel will not start",
-                           expected="ipykernel installed in the kernel's environment", fix=facts.pip_install_ipykernel))
+        out.append(
+            _result(
+                "KERN012",
+                "blocked",
+                k,
+                observed=f"ipykernel cannot be imported by {facts.path}: the kernel will not start",
+                expected="ipykernel installed in the kernel's environment",
+                fix=facts.pip_install_ipykernel,
+            )
+        )
     return out + _paths(k, env)
 
 
 def _identity(k: str, facts: InterpreterFacts) -> CheckResult:
     if not facts.ran:
-        return _result("KERN011", "blocked", k, observed=f"{facts.path} did not answer: {facts.error}",
-                       expected="an interpreter that starts", fix=_register_fix(k))
+        return _result(
+            "KERN011",
+            "blocked",
+            k,
+            observed=f"{facts.path} did not answer: {facts.error}",
+            expected="an interpreter that starts",
+            fix=_register_fix(k),
+        )
     real = os.path.realpath
     same_prefix = real(facts.prefix) == real(facts.expected_prefix)
     same_bin = real(os.path.dirname(facts.executable)) == real(os.path.dirname(os.path.abspath(facts.path)))
     if same_prefix and same_bin:
-        return _result("KERN011", "ok", k, observed=f"{facts.executable} (Python {facts.version}, prefix {facts.prefix})")
+        return _result(
+            "KERN011", "ok", k, observed=f"{facts.executable} (Python {facts.version}, prefix {facts.prefix})"
+        )
     return _result(
-        "KERN011", "warning", k,
+        "KERN011",
+        "warning",
+        k,
         observed=f"{facts.path} runs as {facts.executable} with sys.prefix {facts.prefix}",
         expected=f"sys.prefix {facts.expected_prefix} (the environment the path belongs to)",
         fix="recreate the environment (a missing pyvenv.cfg or a wrapper script does this), "
@@ -126,10 +192,18 @@ def _paths(k: str, env: dict[str, str]) -> list[CheckResult]:
         return [_result("KERN013", "skipped", k, reason="the kernelspec sets no PYTHONPATH")]
     missing = [p for p in entries if not os.path.isdir(p)]
     if missing:
-        return [_result("KERN013", "warning", k, observed=f"PYTHONPATH entries do not exist: {', '.join(missing)}",
-                        expected="directories that exist (the repository moved?)",
-                        fix=command("stackcheck", "kernel", "register", "--name", k,
-                                    "--repo", "/path/to/repo", "--force"))]
+        return [
+            _result(
+                "KERN013",
+                "warning",
+                k,
+                observed=f"PYTHONPATH entries do not exist: {', '.join(missing)}",
+                expected="directories that exist (the repository moved?)",
+                fix=command(
+                    "stackcheck", "kernel", "register", "--name", k, "--repo", "/path/to/repo", "--force"
+                ),
+            )
+        ]
     return [_result("KERN013", "ok", k, observed=os.pathsep.join(entries))]
 
 
@@ -141,7 +215,9 @@ def _profile_results(k: str, facts: InterpreterFacts, profile: Profile) -> tuple
 
     # every kernelspec on the machine is not this kernel's environment: KERN checks above
     sections = tuple(s for s in JUDGED if s != "kernels")
-    snapshot = obtain_snapshot(python_path=facts.path, sections=sections, modules=tuple(profile.required_modules))
+    snapshot = obtain_snapshot(
+        python_path=facts.path, sections=sections, modules=tuple(profile.required_modules)
+    )
     report = judge(snapshot, command="preflight", profile=profile)
     checks = [c for c in report.checks if not c.id.startswith("KERN")]
     for c in checks:
@@ -149,8 +225,9 @@ def _profile_results(k: str, facts: InterpreterFacts, profile: Profile) -> tuple
     return checks, report.snapshot_digest
 
 
-def check_kernels(names: list[str] | None = None, profile: Profile | None = None,
-                  data_dirs: list[str] | None = None) -> Report:
+def check_kernels(
+    names: list[str] | None = None, profile: Profile | None = None, data_dirs: list[str] | None = None
+) -> Report:
     """Check the named kernels (all when ``names`` is empty) into one Report."""
     from stackcheck.checks.kernels import unreadable_effect, unreadable_fix
     from stackcheck.probe.kernels import jupyter_data_dirs, scan_kernelspecs
@@ -163,25 +240,44 @@ def check_kernels(names: list[str] | None = None, profile: Profile | None = None
     checks: list[CheckResult] = []
     digests: list[str] = []
     if not wanted:
-        checks.append(_result("KERN010", "skipped", None, reason=f"no kernelspecs in {os.pathsep.join(dirs)}"))
+        checks.append(
+            _result("KERN010", "skipped", None, reason=f"no kernelspecs in {os.pathsep.join(dirs)}")
+        )
     for name in wanted:
         spec = specs.get(name)
         if spec is None and name in unreadable:
             u = unreadable[name]
-            checks.append(_result("KERN010", "blocked", name,
-                                  observed=f"{u.path} is unreadable ({u.reason}): {unreadable_effect(u)}",
-                                  expected="a kernel.json with a non-empty argv",
-                                  fix=unreadable_fix(u, "/path/to/env/bin/python")))
+            checks.append(
+                _result(
+                    "KERN010",
+                    "blocked",
+                    name,
+                    observed=f"{u.path} is unreadable ({u.reason}): {unreadable_effect(u)}",
+                    expected="a kernel.json with a non-empty argv",
+                    fix=unreadable_fix(u, "/path/to/env/bin/python"),
+                )
+            )
             continue
         if spec is None:
-            checks.append(_result("KERN010", "blocked", name, observed=f"no kernel named {name!r} in {os.pathsep.join(dirs)}",
-                                  expected="a registered kernelspec",
-                                  fix=command("stackcheck", "kernel", "register", "--name", name)))
+            checks.append(
+                _result(
+                    "KERN010",
+                    "blocked",
+                    name,
+                    observed=f"no kernel named {name!r} in {os.pathsep.join(dirs)}",
+                    expected="a registered kernelspec",
+                    fix=command("stackcheck", "kernel", "register", "--name", name),
+                )
+            )
             continue
         env = _kernel_env(spec.path)
         facts = None
         python = own_env_python(spec) if spec.bare_python else spec.interpreter
-        if python and (spec.bare_python or spec.interpreter_exists) and (spec.language or "python").lower() == "python":
+        if (
+            python
+            and (spec.bare_python or spec.interpreter_exists)
+            and (spec.language or "python").lower() == "python"
+        ):
             facts = ask(python, env=env)
         results = judge_kernel(spec, env, facts)
         if profile is not None and facts is not None and facts.ran:

@@ -77,7 +77,10 @@ def kernelspec(python: str, display_name: str, repo: str | None) -> dict:
         "display_name": display_name,
         "language": "python",
         "interrupt_mode": "signal",
-        "metadata": {"debugger": True, "stackcheck": {"version": __version__, "python": python, "repo": repo}},
+        "metadata": {
+            "debugger": True,
+            "stackcheck": {"version": __version__, "python": python, "repo": repo},
+        },
     }
     if repo:
         spec["env"] = {"PYTHONPATH": repo}
@@ -127,10 +130,23 @@ def register(
     if unreadable and not force:
         from stackcheck.shellcmd import command
 
-        given = [("--display-name", display_name), ("--repo", repo if repo_given else None),
-                 ("--prefix", prefix), ("--data-dir", data_dir)]
-        again = command("stackcheck", "kernel", "register", "--name", name, "--python", python,
-                        *[word for opt, value in given if value for word in (opt, value)], "--force")
+        given = [
+            ("--display-name", display_name),
+            ("--repo", repo if repo_given else None),
+            ("--prefix", prefix),
+            ("--data-dir", data_dir),
+        ]
+        again = command(
+            "stackcheck",
+            "kernel",
+            "register",
+            "--name",
+            name,
+            "--python",
+            python,
+            *[word for opt, value in given if value for word in (opt, value)],
+            "--force",
+        )
         raise Refused(f"kernel {name!r} ({target}) is unreadable ({unreadable}); replace it: {again}")
     if replaced is not None and not force and not _same_env(replaced, python):
         raise Refused(
@@ -150,7 +166,9 @@ def register(
         result.fixes.append(facts.pip_install_ipykernel)
     shadow = _shadowing_spec(name, target)
     if shadow:
-        result.warnings.append(f"another kernel named {name!r} comes earlier in Jupyter's path ({shadow}) and hides this one")
+        result.warnings.append(
+            f"another kernel named {name!r} comes earlier in Jupyter's path ({shadow}) and hides this one"
+        )
     return result
 
 
@@ -171,7 +189,9 @@ def _same_env(a: str, b: str) -> bool:
     return bool(a) and os.path.realpath(os.path.dirname(a)) == os.path.realpath(os.path.dirname(b))
 
 
-def _install(spec: dict, name: str, kernels_dir: str, *, user: bool, prefix: str | None, data_dir: str | None) -> tuple[str, str]:
+def _install(
+    spec: dict, name: str, kernels_dir: str, *, user: bool, prefix: str | None, data_dir: str | None
+) -> tuple[str, str]:
     """Install via jupyter_client where it is importable (not for --data-dir, which it has no
     option for); otherwise write ``kernels/NAME/kernel.json`` atomically. Returns (how, the
     kernel.json written)."""
@@ -189,7 +209,9 @@ def _install(spec: dict, name: str, kernels_dir: str, *, user: bool, prefix: str
             with tempfile.TemporaryDirectory(prefix="stackcheck-kernel-") as tmp:
                 src = os.path.join(tmp, name)
                 atomic_write(os.path.join(src, "kernel.json"), payload)
-                dest = KernelSpecManager().install_kernel_spec(src, kernel_name=name, user=user, prefix=prefix)
+                dest = KernelSpecManager().install_kernel_spec(
+                    src, kernel_name=name, user=user, prefix=prefix
+                )
             return "jupyter_client", os.path.join(dest, "kernel.json")
     target = os.path.join(kernels_dir, name, "kernel.json")
     if os.path.isdir(target) and not os.path.islink(target):  # a directory named kernel.json (--force)

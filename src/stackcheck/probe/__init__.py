@@ -137,7 +137,9 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
             out[name] = types[name](status="failed", source="probe", error=f"{type(exc).__name__}: {exc}")
     for fut in pending:
         name = futures[fut]
-        out[name] = types[name](status="timeout", source="probe", error=f"no answer within {SECTION_TIMEOUT_S:.0f} s")
+        out[name] = types[name](
+            status="timeout", source="probe", error=f"no answer within {SECTION_TIMEOUT_S:.0f} s"
+        )
     pool.shutdown(wait=False, cancel_futures=True)
     return out
 

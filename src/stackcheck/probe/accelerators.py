@@ -68,14 +68,20 @@ def collect(ctx=None) -> AcceleratorSection:
         looked.append("nvidia-smi" + (f": {smi.error}" if smi.error else ""))
         sec.status, sec.source = "ok", "nvidia-smi" if smi.error is None else driver_source
         sec.gpus, sec.cuda_driver_version = smi.gpus, smi.cuda_driver_version
-        sec.error = None if smi.error is None else f"driver {driver} found but no GPU details: {nvml.error}; {smi.error}"
+        sec.error = (
+            None
+            if smi.error is None
+            else f"driver {driver} found but no GPU details: {nvml.error}; {smi.error}"
+        )
     elif driver:
         sec.status, sec.source, sec.error = "ok", driver_source, nvml.error  # e.g. driver/library mismatch
     elif nvml.unavailable:
         amd = _amd(looked)
         if amd is not None:
             return amd
-        return AcceleratorSection(status="absent", source="sysfs+nvml", looked_for=looked, cuda_visible_devices=cvd)
+        return AcceleratorSection(
+            status="absent", source="sysfs+nvml", looked_for=looked, cuda_visible_devices=cvd
+        )
     else:
         sec.status, sec.source, sec.error = ("timeout" if nvml.code == 10 else "failed"), "nvml", nvml.error
     apply_visible_devices(sec.gpus, cvd)
@@ -147,11 +153,15 @@ def query_nvml() -> NvmlFacts:
 def _nvml_error(exc) -> NvmlFacts:
     code = getattr(exc, "value", None)
     text = NVML_EXPLAIN.get(code) if isinstance(code, int) else None
-    return NvmlFacts(error=text or f"NVML error {code}: {exc}", code=code, unavailable=code in _NO_DRIVER_CODES)
+    return NvmlFacts(
+        error=text or f"NVML error {code}: {exc}", code=code, unavailable=code in _NO_DRIVER_CODES
+    )
 
 
 def _cuda_version(pynvml) -> str:
-    getter = getattr(pynvml, "nvmlSystemGetCudaDriverVersion_v2", None) or pynvml.nvmlSystemGetCudaDriverVersion
+    getter = (
+        getattr(pynvml, "nvmlSystemGetCudaDriverVersion_v2", None) or pynvml.nvmlSystemGetCudaDriverVersion
+    )
     return format_cuda_version(int(getter()))
 
 
@@ -162,7 +172,11 @@ def format_cuda_version(value: int) -> str:
 
 def _gpu(pynvml, index: int) -> Gpu:
     handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-    gpu = Gpu(index=index, name=_text(pynvml.nvmlDeviceGetName(handle)), uuid=_text(pynvml.nvmlDeviceGetUUID(handle)))
+    gpu = Gpu(
+        index=index,
+        name=_text(pynvml.nvmlDeviceGetName(handle)),
+        uuid=_text(pynvml.nvmlDeviceGetUUID(handle)),
+    )
     gpu.memory_total_bytes = int(pynvml.nvmlDeviceGetMemoryInfo(handle).total)
     major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
     gpu.compute_capability = f"{major}.{minor}"
@@ -183,11 +197,17 @@ def query_nvidia_smi() -> NvmlFacts:
     from stackcheck.probe.proc import run
 
     for fields in (SMI_FIELDS, SMI_FIELDS_OLD):
-        done = run(["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout=SMI_TIMEOUT_S)
+        done = run(
+            ["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+            timeout=SMI_TIMEOUT_S,
+        )
         if done.ok or "not a valid field" not in (done.stdout + done.stderr):
             break
     if not done.ok:
-        return NvmlFacts(error="nvidia-smi: " + (done.error or (done.stdout.strip() or done.stderr.strip() or "failed").splitlines()[0]))
+        return NvmlFacts(
+            error="nvidia-smi: "
+            + (done.error or (done.stdout.strip() or done.stderr.strip() or "failed").splitlines()[0])
+        )
     facts = NvmlFacts(gpus=parse_smi_csv(done.stdout, fields))
     banner = run(["nvidia-smi"], timeout=SMI_TIMEOUT_S)
     facts.cuda_driver_version = parse_smi_cuda_version(banner.stdout)
@@ -200,7 +220,11 @@ def parse_smi_csv(text: str, fields: tuple[str, ...] = SMI_FIELDS) -> list[Gpu]:
         cells = dict(zip(fields, (c.strip() for c in line.split(","))))
         if len(cells) < len(fields) or not cells["index"].isdigit():
             continue
-        mem, cc, mig = cells["memory.total"], cells.get("compute_cap", ""), cells.get("mig.mode.current", "").lower()
+        mem, cc, mig = (
+            cells["memory.total"],
+            cells.get("compute_cap", ""),
+            cells.get("mig.mode.current", "").lower(),
+        )
         gpus.append(
             Gpu(
                 index=int(cells["index"]),
@@ -219,7 +243,7 @@ def parse_smi_cuda_version(text: str) -> str:
     pos = text.find(marker)
     if pos < 0:
         return ""
-    words = text[pos + len(marker):].split()
+    words = text[pos + len(marker) :].split()
     return words[0] if words and words[0][:1].isdigit() else ""
 
 
@@ -254,10 +278,16 @@ def _amd(looked: list[str]) -> AcceleratorSection | None:
     if not os.path.exists(AMD_KFD):
         return None
     version = read_small(AMD_SYSFS_VERSION).strip()
-    return AcceleratorSection(status="ok", source="sysfs", vendor="amd", driver_version=version, driver_source="sysfs" if version else "",
-                              error="AMD GPU present (/dev/kfd); per-GPU details are not probed", looked_for=looked)
+    return AcceleratorSection(
+        status="ok",
+        source="sysfs",
+        vendor="amd",
+        driver_version=version,
+        driver_source="sysfs" if version else "",
+        error="AMD GPU present (/dev/kfd); per-GPU details are not probed",
+        looked_for=looked,
+    )
 
 
 def _text(value) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-

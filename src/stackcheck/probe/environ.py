@@ -20,17 +20,84 @@ from stackcheck.redaction import REDACTED, looks_secret, redact_env
 __all__ = ["REDACTED", "collect", "relevant", "select"]
 
 PREFIXES = (
-    "CUDA_", "CUDNN_", "NCCL_", "TORCH_", "TORCHINDUCTOR_", "PYTORCH_", "HF_", "HUGGING_FACE", "TRANSFORMERS_", "VLLM_", "SGLANG_",
-    "OMP_", "MKL_", "KMP_", "CONDA_", "UV_", "PIP_", "JUPYTER_", "WANDB_", "MLFLOW_", "NVIDIA_", "XLA_", "TF_", "TRITON_", "DS_",
-    "DEEPSPEED_", "ACCELERATE_", "TOKENIZERS_", "SLURM_", "COLAB_", "KAGGLE_", "ROCM_", "HIP_", "HSA_", "ROS_", "XFORMERS_",
-    "BNB_", "FLASH_ATTN", "PYTHON", "PIXI_", "MAMBA_", "TPU_", "PJRT_",
+    "CUDA_",
+    "CUDNN_",
+    "NCCL_",
+    "TORCH_",
+    "TORCHINDUCTOR_",
+    "PYTORCH_",
+    "HF_",
+    "HUGGING_FACE",
+    "TRANSFORMERS_",
+    "VLLM_",
+    "SGLANG_",
+    "OMP_",
+    "MKL_",
+    "KMP_",
+    "CONDA_",
+    "UV_",
+    "PIP_",
+    "JUPYTER_",
+    "WANDB_",
+    "MLFLOW_",
+    "NVIDIA_",
+    "XLA_",
+    "TF_",
+    "TRITON_",
+    "DS_",
+    "DEEPSPEED_",
+    "ACCELERATE_",
+    "TOKENIZERS_",
+    "SLURM_",
+    "COLAB_",
+    "KAGGLE_",
+    "ROCM_",
+    "HIP_",
+    "HSA_",
+    "ROS_",
+    "XFORMERS_",
+    "BNB_",
+    "FLASH_ATTN",
+    "PYTHON",
+    "PIXI_",
+    "MAMBA_",
+    "TPU_",
+    "PJRT_",
 )
-EXACT = frozenset({
-    "PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "DYLD_LIBRARY_PATH", "VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "AMENT_PREFIX_PATH",
-    "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "CC", "CXX", "CI",
-})
+EXACT = frozenset(
+    {
+        "PATH",
+        "LD_LIBRARY_PATH",
+        "LD_PRELOAD",
+        "DYLD_LIBRARY_PATH",
+        "VIRTUAL_ENV",
+        "VIRTUAL_ENV_PROMPT",
+        "AMENT_PREFIX_PATH",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "WORLD_SIZE",
+        "RANK",
+        "LOCAL_RANK",
+        "LOCAL_WORLD_SIZE",
+        "CC",
+        "CXX",
+        "CI",
+    }
+)
 # Services whose credential variables are worth knowing about (name only).
-CREDENTIAL_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "GITHUB_", "GH_", "COHERE_", "MISTRAL_", "GROQ_", "TOGETHER_")
+CREDENTIAL_PREFIXES = (
+    "OPENAI_",
+    "ANTHROPIC_",
+    "AWS_",
+    "AZURE_",
+    "GOOGLE_",
+    "GITHUB_",
+    "GH_",
+    "COHERE_",
+    "MISTRAL_",
+    "GROQ_",
+    "TOGETHER_",
+)
 
 
 def collect(ctx=None) -> EnvSection:

@@ -41,7 +41,7 @@ def gather_foreign(path: str, modules: tuple[str, ...] = ()) -> dict:
     done = run([exe, script, *modules], timeout=FOREIGN_TIMEOUT_S, max_output=LARGE_OUTPUT_BYTES)
     progress = [ln for ln in done.stderr.splitlines() if ln.startswith(interpreter.PROGRESS)]
     if done.returncode is None and done.error and done.error.startswith("timeout") and progress:
-        at = progress[-1][len(interpreter.PROGRESS):]
+        at = progress[-1][len(interpreter.PROGRESS) :]
         raise InputError(f"{path}: the interpreter probe did not finish ({done.error}); it was reading {at}")
     if done.returncode is None and done.error and done.error.startswith("cannot run "):
         reason = done.error.rpartition(": ")[2]  # e.g. "Exec format error": not a program at all

@@ -41,7 +41,7 @@ def find_repository(start: str) -> tuple[str, str] | None:
         if os.path.isfile(dot_git):
             target = read_small(dot_git).strip()
             if target.startswith("gitdir:"):
-                path = target[len("gitdir:"):].strip()
+                path = target[len("gitdir:") :].strip()
                 return here, os.path.normpath(os.path.join(here, path))
         parent = os.path.dirname(here)
         if parent == here:
@@ -54,8 +54,8 @@ def read_head(git_dir: str) -> tuple[str, str]:
     head = read_small(os.path.join(git_dir, "HEAD")).strip()
     if not head.startswith("ref:"):
         return "", head
-    ref = head[len("ref:"):].strip()
-    branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
+    ref = head[len("ref:") :].strip()
+    branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref
     common = git_dir
     pointer = read_small(os.path.join(git_dir, "commondir")).strip()  # linked worktrees share refs
     if pointer:
@@ -79,4 +79,3 @@ def _dirty(root: str) -> tuple[bool | None, str | None]:
         reason = done.error or (done.stderr.strip().splitlines() or ["git status failed"])[-1]
         return None, f"dirty unknown: {reason}"
     return bool(done.stdout.strip()), None
-

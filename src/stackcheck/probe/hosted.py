@@ -38,7 +38,9 @@ def collect(ctx=None) -> HostedSection:
     return HostedSection(status="ok" if found else "absent", source="env+files", platforms=found)
 
 
-def detect(env: Mapping[str, str], exists: Callable[[str], bool], read: Callable[[str], str]) -> list[HostedPlatform]:
+def detect(
+    env: Mapping[str, str], exists: Callable[[str], bool], read: Callable[[str], str]
+) -> list[HostedPlatform]:
     """Pure detection over an environment, a file-existence test and a file reader."""
     out: list[HostedPlatform] = []
 
@@ -49,24 +51,46 @@ def detect(env: Mapping[str, str], exists: Callable[[str], bool], read: Callable
         var = "COLAB_RELEASE_TAG" if "COLAB_RELEASE_TAG" in env else "COLAB_BACKEND_VERSION"
         gpu = env.get("COLAB_GPU", "")
         tpu = "COLAB_TPU_ADDR" in env or "TPU_ACCELERATOR_TYPE" in env
-        add("colab", f"{var} is set" + (f", COLAB_GPU={gpu}" if gpu else ", no COLAB_GPU"), gpu == "1" if not tpu else False)
+        add(
+            "colab",
+            f"{var} is set" + (f", COLAB_GPU={gpu}" if gpu else ", no COLAB_GPU"),
+            gpu == "1" if not tpu else False,
+        )
     if "KAGGLE_KERNEL_RUN_TYPE" in env or "KAGGLE_URL_BASE" in env:
         var = "KAGGLE_KERNEL_RUN_TYPE" if "KAGGLE_KERNEL_RUN_TYPE" in env else "KAGGLE_URL_BASE"
         accel = env.get("KAGGLE_GPU_TYPE") or env.get("KAGGLE_ACCELERATOR_TYPE")
         add("kaggle", f"{var} is set", True if accel else None)
-    sm_var = next((v for v in ("SM_CURRENT_HOST", "SM_TRAINING_ENV", "SAGEMAKER_INTERNAL_IMAGE_URI", "SAGEMAKER_SPACE_NAME") if v in env), None)
+    sm_var = next(
+        (
+            v
+            for v in (
+                "SM_CURRENT_HOST",
+                "SM_TRAINING_ENV",
+                "SAGEMAKER_INTERNAL_IMAGE_URI",
+                "SAGEMAKER_SPACE_NAME",
+            )
+            if v in env
+        ),
+        None,
+    )
     if sm_var:
         add("sagemaker", f"{sm_var} is set")
     elif exists(SAGEMAKER_METADATA):
         add("sagemaker", f"{SAGEMAKER_METADATA} exists")
-    ms_var = next((v for v in ("MODELSCOPE_ENVIRONMENT", "DSW_INSTANCE_ID", "PAI_DSW_INSTANCE_ID") if v in env), None)
+    ms_var = next(
+        (v for v in ("MODELSCOPE_ENVIRONMENT", "DSW_INSTANCE_ID", "PAI_DSW_INSTANCE_ID") if v in env), None
+    )
     if ms_var:
         add("modelscope", f"{ms_var} is set")
     if env.get("CNB", "").lower() == "true" or "CNB_BUILD_ID" in env:
         add("cnb", "CNB=true" if env.get("CNB", "").lower() == "true" else "CNB_BUILD_ID is set")
     if env.get("GITHUB_ACTIONS") == "true":
         hosted = env.get("RUNNER_ENVIRONMENT", "github-hosted") == "github-hosted"
-        add("github-actions", f"GITHUB_ACTIONS=true, RUNNER_ENVIRONMENT={env.get('RUNNER_ENVIRONMENT', '(unset)')}", False if hosted else None)
+        add(
+            "github-actions",
+            f"GITHUB_ACTIONS=true, RUNNER_ENVIRONMENT={env.get('RUNNER_ENVIRONMENT', '(unset)')}",
+            False if hosted else None,
+        )
     else:
         ci = next(((var, name) for var, name in _CI_VARS if env.get(var)), None)
         if ci:
@@ -86,9 +110,11 @@ def detect(env: Mapping[str, str], exists: Callable[[str], bool], read: Callable
     if "KUBERNETES_SERVICE_HOST" in env:
         add("kubernetes", "KUBERNETES_SERVICE_HOST is set")
     if "WSL_DISTRO_NAME" in env or "microsoft" in read(PROC_VERSION).lower():
-        add("wsl", "WSL_DISTRO_NAME is set" if "WSL_DISTRO_NAME" in env else f"{PROC_VERSION} mentions Microsoft")
+        add(
+            "wsl",
+            "WSL_DISTRO_NAME is set" if "WSL_DISTRO_NAME" in env else f"{PROC_VERSION} mentions Microsoft",
+        )
     if "SLURM_JOB_ID" in env:
         gres = env.get("SLURM_JOB_GPUS") or env.get("SLURM_GPUS_ON_NODE") or env.get("SLURM_STEP_GPUS")
         add("slurm", "SLURM_JOB_ID is set" + (", GPUs allocated" if gres else ""), True if gres else None)
     return out
-

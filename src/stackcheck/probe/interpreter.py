@@ -191,8 +191,10 @@ def _read_distribution(location, entry):
         except OSError as exc:
             problems.append("cannot read %s: %s" % (os.path.basename(meta), exc))
         if headers and headers.get("truncated"):
-            problems.append("%s: headers longer than %d bytes, read up to there only"
-                            % (os.path.basename(meta), HEADER_LIMIT))
+            problems.append(
+                "%s: headers longer than %d bytes, read up to there only"
+                % (os.path.basename(meta), HEADER_LIMIT)
+            )
     else:
         problems.append("missing %s" % os.path.basename(meta))
     stem = entry.rsplit(".", 1)[0]
@@ -301,7 +303,9 @@ def _check_modules_present(dist, listing):
         recorded = _top_level_from_record(_read_small(os.path.join(dist["metadata_dir"], "RECORD")) or "")
         missing = [m for m in missing if m in recorded]
     for mod in missing:
-        dist["problems"].append("RECORD lists top-level module %r but it is missing from %s" % (mod, dist["location"]))
+        dist["problems"].append(
+            "RECORD lists top-level module %r but it is missing from %s" % (mod, dist["location"])
+        )
 
 
 def _distribution(location, entry, listing=frozenset(), cache=None):
@@ -451,7 +455,7 @@ def isolation_facts():
     }
 
 
-class _MetadataCache(object):
+class _MetadataCache:
     """Parsed metadata of one sys.path directory, kept between runs.
 
     Reading ~160 METADATA headers and RECORD files is most of a probe's time; a dist-info
@@ -468,7 +472,9 @@ class _MetadataCache(object):
         if os.environ.get("STACKCHECK_NO_CACHE"):
             return
         root = os.environ.get("STACKCHECK_CACHE_DIR") or os.path.join(
-            os.environ.get("XDG_CACHE_HOME") or os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), ".cache"),
+            os.environ.get("XDG_CACHE_HOME")
+            or os.environ.get("LOCALAPPDATA")
+            or os.path.join(os.path.expanduser("~"), ".cache"),
             "stackcheck",
         )
         import hashlib
@@ -494,8 +500,11 @@ class _MetadataCache(object):
         if self.path is None:
             return None
         mdir = os.path.join(location, entry)
-        meta = mdir if entry.endswith(".egg-info") and not os.path.isdir(mdir) else os.path.join(
-            mdir, "PKG-INFO" if entry.endswith(".egg-info") else "METADATA")
+        meta = (
+            mdir
+            if entry.endswith(".egg-info") and not os.path.isdir(mdir)
+            else os.path.join(mdir, "PKG-INFO" if entry.endswith(".egg-info") else "METADATA")
+        )
         try:
             d, m = os.stat(mdir), os.stat(meta)
         except OSError:

@@ -22,7 +22,9 @@ MUSL_LOADER_DIRS = ("/lib", "/usr/lib")
 
 def collect(ctx=None) -> PlatformSection:
     system = _platform.system()
-    sec = PlatformSection(status="ok", source="os", system=system, kernel=_platform.release(), machine=_platform.machine())
+    sec = PlatformSection(
+        status="ok", source="os", system=system, kernel=_platform.release(), machine=_platform.machine()
+    )
     sec.cpu_count = os.cpu_count()
     if system == "Linux":
         sec.source = "os-release+procfs"
@@ -36,13 +38,21 @@ def collect(ctx=None) -> PlatformSection:
         sec.shm_total_bytes = _statvfs_total(SHM_DIR)
     elif system == "Darwin":
         sec.source = "platform+sysctl"
-        sec.distro_id, sec.distro_version, sec.distro_name = "macos", _platform.mac_ver()[0], f"macOS {_platform.mac_ver()[0]}".strip()
+        sec.distro_id, sec.distro_version, sec.distro_name = (
+            "macos",
+            _platform.mac_ver()[0],
+            f"macOS {_platform.mac_ver()[0]}".strip(),
+        )
         sec.cpu_model = _sysctl("machdep.cpu.brand_string")
         mem = _sysctl("hw.memsize")
         sec.memory_total_bytes = int(mem) if mem.isdigit() else None
     elif system == "Windows":
         sec.source = "platform"
-        sec.distro_id, sec.distro_version, sec.distro_name = "windows", _platform.version(), f"Windows {_platform.release()}"
+        sec.distro_id, sec.distro_version, sec.distro_name = (
+            "windows",
+            _platform.version(),
+            f"Windows {_platform.release()}",
+        )
         sec.cpu_model = _platform.processor()
         sec.memory_total_bytes = _windows_memory()
     sec.open_files_limit = _open_files_limit()
@@ -150,9 +160,11 @@ def _windows_memory() -> int | None:
     import ctypes
 
     class MemoryStatus(ctypes.Structure):
-        _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong), ("ullTotalPhys", ctypes.c_ulonglong)] + [
-            (f"_f{i}", ctypes.c_ulonglong) for i in range(6)
-        ]
+        _fields_ = [
+            ("dwLength", ctypes.c_ulong),
+            ("dwMemoryLoad", ctypes.c_ulong),
+            ("ullTotalPhys", ctypes.c_ulonglong),
+        ] + [(f"_f{i}", ctypes.c_ulonglong) for i in range(6)]
 
     status = MemoryStatus()
     status.dwLength = ctypes.sizeof(MemoryStatus)

@@ -58,7 +58,7 @@ def _exec_target(path: str) -> str:
 
 
 def toolkit_version(root: str) -> str:
-    """"12.8.93" from <root>/version.json (CUDA ≥ 11.1), "11.0.228" from version.txt, or the
+    """ "12.8.93" from <root>/version.json (CUDA ≥ 11.1), "11.0.228" from version.txt, or the
     nvidia-cuda-nvcc wheel's dist-info name when the toolkit was assembled from pip wheels."""
     try:
         with open(os.path.join(root, "version.json"), encoding="utf-8") as fh:

@@ -59,12 +59,18 @@ def read_version_file(path: str) -> TorchSection:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read(65536)
     except FileNotFoundError:
-        return TorchSection(status="failed", source="torch/version.py", error=f"{path}: missing (broken torch install?)")
+        return TorchSection(
+            status="failed", source="torch/version.py", error=f"{path}: missing (broken torch install?)"
+        )
     except OSError as exc:
-        return TorchSection(status="failed", source="torch/version.py", error=f"{path}: cannot read: {exc.strerror or exc}")
+        return TorchSection(
+            status="failed", source="torch/version.py", error=f"{path}: cannot read: {exc.strerror or exc}"
+        )
     values = parse_version_assignments(text)
     if "__version__" not in values or not isinstance(values["__version__"], str):
-        return TorchSection(status="failed", source="torch/version.py", error=f"{path}: no literal __version__ assignment")
+        return TorchSection(
+            status="failed", source="torch/version.py", error=f"{path}: no literal __version__ assignment"
+        )
     return TorchSection(
         status="ok",
         source="torch/version.py",
@@ -114,7 +120,12 @@ def deep_probe(sec: TorchSection, executable: str) -> None:
         facts = None
     if not isinstance(facts, dict):
         tail = (done.stderr.strip().splitlines() or [""])[-1]
-        sec.deep_error = done.error or f"`import torch` in {executable} printed no result (exit {done.returncode}): {tail}".rstrip(": ")
+        sec.deep_error = (
+            done.error
+            or f"`import torch` in {executable} printed no result (exit {done.returncode}): {tail}".rstrip(
+                ": "
+            )
+        )
         return
     sec.cuda_available = facts.get("cuda_available")
     sec.device_count = facts.get("device_count")

@@ -20,7 +20,7 @@ _GROUPS = (
 
 def _group(check_id: str) -> str:
     for prefix, title in _GROUPS:
-        if check_id.startswith(prefix) and check_id[len(prefix):].isdigit():
+        if check_id.startswith(prefix) and check_id[len(prefix) :].isdigit():
             return title
     return "Other"
 
@@ -45,7 +45,12 @@ def checks_markdown(checks) -> str:
         out += [f"## {group}", ""]
         for spec in specs:
             where = ", ".join(sorted(spec.commands)) or "triage"
-            out += [f"### {spec.id}: {spec.title}", "", f"*Runs in:* {where}" + (" (with a profile)" if spec.needs_profile else ""), ""]
+            out += [
+                f"### {spec.id}: {spec.title}",
+                "",
+                f"*Runs in:* {where}" + (" (with a profile)" if spec.needs_profile else ""),
+                "",
+            ]
             out += [spec.explain, ""]
             if spec.sources:
                 out += ["Sources: " + "; ".join(spec.sources), ""]

@@ -4,8 +4,15 @@ FORCE_COLOR, --no-color, never for JSON or Markdown) is the command line's decis
 
 from __future__ import annotations
 
-_SGR = {"ok": "32", "fits": "32", "warning": "33", "blocked": "31", "does-not-fit": "31", "error": "1;31",
-        "skipped": "2"}
+_SGR = {
+    "ok": "32",
+    "fits": "32",
+    "warning": "33",
+    "blocked": "31",
+    "does-not-fit": "31",
+    "error": "1;31",
+    "skipped": "2",
+}
 
 
 def paint(text: str, verdict: str, on: bool = True) -> str:

@@ -82,8 +82,14 @@ def report_markdown(report: Report) -> str:
     esc = lambda s: printable((s or "").replace("|", "\\|").replace("\n", " "))  # noqa: E731
     for c in by_severity_then_cause(report.checks):
         verdict = c.verdict + (f" ({_follows(c)})" if c.consequence_of else "")
-        cells = (f"{c.id} {esc(c.title)}", verdict, esc(c.subject), esc(c.observed or c.reason),
-                 esc(c.expected), esc(c.fix))
+        cells = (
+            f"{c.id} {esc(c.title)}",
+            verdict,
+            esc(c.subject),
+            esc(c.observed or c.reason),
+            esc(c.expected),
+            esc(c.fix),
+        )
         out.append("| " + " | ".join(cells) + " |")
     commands = fix_all(report)
     if commands:

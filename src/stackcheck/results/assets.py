@@ -21,7 +21,9 @@ class AssetRow(msgspec.Struct, kw_only=True):
     decision: str = ""  # the topic's current decision when it is about this run label
 
 
-def asset_rows(ledger: Ledger, topic: str | None = None, relative_to: str | os.PathLike | None = None) -> list[AssetRow]:
+def asset_rows(
+    ledger: Ledger, topic: str | None = None, relative_to: str | os.PathLike | None = None
+) -> list[AssetRow]:
     """One row per (topic, run label): its newest record, effective level and decision."""
     newest = {}
     for entry in ledger.entries(topic):  # oldest first, so the last one wins

@@ -97,7 +97,9 @@ def environment(s: Snapshot) -> dict[str, Any]:
 
 
 def _changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
-    return [Change(field=k, a=a.get(k), b=b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)]
+    return [
+        Change(field=k, a=a.get(k), b=b.get(k)) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)
+    ]
 
 
 def _covered(field: str, varying: list[str]) -> bool:
@@ -107,7 +109,9 @@ def _covered(field: str, varying: list[str]) -> bool:
 def diff(a: ResultRecord, b: ResultRecord, varying: list[str] = ()) -> Diff:
     varying = list(varying)
     identity = _changes(_identity(a), _identity(b))
-    blocking = [c.field for c in identity if c.field.startswith(MUST_MATCH) and not _covered(c.field, varying)]
+    blocking = [
+        c.field for c in identity if c.field.startswith(MUST_MATCH) and not _covered(c.field, varying)
+    ]
     unused = [v for v in varying if not any(_covered(c.field, [v]) for c in identity)]
     metrics = []
     for name in sorted(a.metrics.keys() | b.metrics.keys()):
@@ -164,10 +168,14 @@ def render(d: Diff) -> str:
         under = f" (varying: {', '.join(d.varying)})" if d.varying else ""
         lines.append(f"verdict: comparable{under}")
     else:
-        besides = "besides the variable under test" if d.varying else "and none is named as the variable under test"
+        besides = (
+            "besides the variable under test" if d.varying else "and none is named as the variable under test"
+        )
         lines.append(f"verdict: NOT comparable; these differ {besides}:")
         lines.extend(f"  - {f}" for f in d.blocking)
-        lines.append("  name the variable under test with --varying FIELD, or compare runs that differ only in it")
+        lines.append(
+            "  name the variable under test with --varying FIELD, or compare runs that differ only in it"
+        )
     for v in d.unused_varying:
         lines.append(f"note: --varying {v} does not differ between the two results")
     return "\n".join(printable(line) for line in lines)  # values of hand-written records stay on their line

@@ -95,8 +95,10 @@ def missing_message(raw: Any) -> str | None:
     missing = missing_fields(raw, Draft)
     if not missing:
         return None
-    return (f"missing required field{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-            f"(a result draft needs {', '.join(required_fields(Draft))})")
+    return (
+        f"missing required field{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+        f"(a result draft needs {', '.join(required_fields(Draft))})"
+    )
 
 
 def _required_inside(nested: type | None, name: str) -> list[str]:
@@ -121,7 +123,9 @@ def identifier_problems(claim: Claim) -> list[str]:
         elif (found := problem(value, kind)) is not None:
             out.append(f"{name}: {found}")
         elif redact_text(value) != value:  # stored redacted, it would no longer be the name given
-            out.append(f"{name}: looks like it holds a credential; names are printed and stored, keep secrets out")
+            out.append(
+                f"{name}: looks like it holds a credential; names are printed and stored, keep secrets out"
+            )
     ref = getattr(claim, "profile", None)
     field, value = ("profile", ref) if isinstance(ref, str) else ("profile.id", getattr(ref, "id", None))
     if value is not None and (found := problem(value)) is not None:
@@ -147,7 +151,9 @@ def problems(claim: Claim) -> list[str]:
             out.append(f"model.{field}: expected {what}, got {value!r}")
     w = claim.workload
     if w.manifest_sha256 and not _HEX64.fullmatch(w.manifest_sha256):
-        out.append(f"workload.manifest_sha256: expected 64 lowercase hex characters, got {w.manifest_sha256!r}")
+        out.append(
+            f"workload.manifest_sha256: expected 64 lowercase hex characters, got {w.manifest_sha256!r}"
+        )
     for field in ("samples", "concurrency", "input_tokens", "output_tokens"):
         value = getattr(w, field)
         if value is not None and value < (1 if field in ("samples", "concurrency") else 0):

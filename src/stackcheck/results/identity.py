@@ -15,7 +15,15 @@ import msgspec
 from stackcheck.results.contract import Claim
 
 # The fields of the model identity that make a new candidate when they change.
-MODEL_IDENTITY = ("id", "revision", "tokenizer_revision", "chat_template_sha256", "thinking", "dtype", "quantization")
+MODEL_IDENTITY = (
+    "id",
+    "revision",
+    "tokenizer_revision",
+    "chat_template_sha256",
+    "thinking",
+    "dtype",
+    "quantization",
+)
 
 
 def canonical(obj) -> bytes:

@@ -31,7 +31,15 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 LOCK_TIMEOUT_S = 60.0  # the longest a writer waits for the index's write lock
 
 RECORD_COLUMNS = (
-    "id", "topic", "run_label", "identity_key", "evidence", "status", "created_at", "snapshot_digest", "path",
+    "id",
+    "topic",
+    "run_label",
+    "identity_key",
+    "evidence",
+    "status",
+    "created_at",
+    "snapshot_digest",
+    "path",
     "content_id",
 )
 EVENT_COLUMNS = ("id", "kind", "record_id", "topic", "run_label", "level", "text", "created_at", "path")
@@ -102,8 +110,10 @@ def is_postgres(url: str) -> bool:
 
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
-_LEDGER_FORMS = ("give a PostgreSQL DSN (postgresql://HOST/DB), sqlite:///ABSOLUTE/PATH, "
-                 "sqlite:RELATIVE/PATH or a file path in an existing directory")
+_LEDGER_FORMS = (
+    "give a PostgreSQL DSN (postgresql://HOST/DB), sqlite:///ABSOLUTE/PATH, "
+    "sqlite:RELATIVE/PATH or a file path in an existing directory"
+)
 
 
 def parse_ledger_url(url: str, *, existing_dir: bool = True) -> str:
@@ -116,7 +126,7 @@ def parse_ledger_url(url: str, *, existing_dir: bool = True) -> str:
         return url
     path = url
     if scheme and scheme.group(1).lower() == "sqlite":
-        path = url[scheme.end():]
+        path = url[scheme.end() :]
         if path.startswith("//"):  # sqlite:///abs/path (sqlite:////abs/path too); no host
             path = path[2:]
             if path and not path.startswith("/"):
@@ -124,17 +134,21 @@ def parse_ledger_url(url: str, *, existing_dir: bool = True) -> str:
             path = "/" + path.lstrip("/") if path.strip("/") else ""
         if not path:
             raise InputError(f"--ledger {redact(url)}: a sqlite URL needs a file path; {_LEDGER_FORMS}")
-    elif scheme and url[scheme.end():].startswith("//"):
+    elif scheme and url[scheme.end() :].startswith("//"):
         raise InputError(
             f"--ledger {redact(url)}: unsupported URL scheme {scheme.group(1)!r}; {_LEDGER_FORMS}"
         )
     full = Path(os.path.abspath(path))
     if full.is_dir():
-        raise InputError(f"--ledger {redact(url)}: {full} is a directory, expected the SQLite index file "
-                         f"(e.g. {full / 'ledger.sqlite'})")
+        raise InputError(
+            f"--ledger {redact(url)}: {full} is a directory, expected the SQLite index file "
+            f"(e.g. {full / 'ledger.sqlite'})"
+        )
     if existing_dir and not full.parent.is_dir():
-        raise InputError(f"--ledger {redact(url)}: directory {full.parent} does not exist "
-                         "(create it, or give a file in an existing directory)")
+        raise InputError(
+            f"--ledger {redact(url)}: directory {full.parent} does not exist "
+            "(create it, or give a file in an existing directory)"
+        )
     return str(full)
 
 
@@ -209,9 +223,8 @@ class Index:
         conn = self._conn if self._conn is not None else self._connect()
         with self._driver_errors():
             if self.postgres:
-                with conn.transaction():
-                    with conn.cursor() as cur:
-                        yield _Tx(cur, "%s", postgres=True)
+                with conn.transaction(), conn.cursor() as cur:
+                    yield _Tx(cur, "%s", postgres=True)
                 return
             self._retry(lambda: self._begin(conn))  # the write lock now: no upgrade deadlocks
             try:
@@ -254,12 +267,16 @@ class Index:
 
     def _describe(self, exc: Exception) -> str:
         if _busy(exc):
-            return (f"{redact(self.url)}: the index stayed locked by other writers for "
-                    f"{self.lock_timeout:g} s; nothing was stored, try again")
+            return (
+                f"{redact(self.url)}: the index stayed locked by other writers for "
+                f"{self.lock_timeout:g} s; nothing was stored, try again"
+            )
         if self.postgres:
             return f"--ledger {redact(self.url)}: {_first_line(exc)}"
-        return (f"{self.url}: not a usable SQLite index ({_first_line(exc)}); move it aside and run "
-                "`stackcheck results reindex` to rebuild it from the files")
+        return (
+            f"{self.url}: not a usable SQLite index ({_first_line(exc)}); move it aside and run "
+            "`stackcheck results reindex` to rebuild it from the files"
+        )
 
     def query(self, sql: str, params: Sequence = ()) -> list[tuple]:
         conn = self._connect()
@@ -272,11 +289,15 @@ class Index:
 
     # ----- the queries the ledger needs -------------------------------------------------
     def records(self, where: str = "", params: Sequence = ()) -> list[dict]:
-        rows = self.query(f"SELECT {', '.join(RECORD_COLUMNS)} FROM records {where} ORDER BY created_at, id", params)
+        rows = self.query(
+            f"SELECT {', '.join(RECORD_COLUMNS)} FROM records {where} ORDER BY created_at, id", params
+        )
         return [dict(zip(RECORD_COLUMNS, row, strict=True)) for row in rows]
 
     def events(self, where: str = "", params: Sequence = ()) -> list[dict]:
-        rows = self.query(f"SELECT {', '.join(EVENT_COLUMNS)} FROM events {where} ORDER BY created_at, id", params)
+        rows = self.query(
+            f"SELECT {', '.join(EVENT_COLUMNS)} FROM events {where} ORDER BY created_at, id", params
+        )
         return [dict(zip(EVENT_COLUMNS, row, strict=True)) for row in rows]
 
     def current_decision(self, topic: str) -> str | None:
@@ -307,8 +328,10 @@ class _Tx:
 
     def has_column(self, table: str, column: str) -> bool:
         if self._postgres:
-            sql = ("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
-                   " AND table_name = ? AND column_name = ?")
+            sql = (
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+                " AND table_name = ? AND column_name = ?"
+            )
             return bool(self.fetch(sql, (table, column)))
         return any(row[1] == column for row in self.fetch(f"PRAGMA table_info({table})"))
 

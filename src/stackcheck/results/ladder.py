@@ -67,7 +67,9 @@ def _mechanism(r: ResultRecord, _ledger) -> list[str]:
     verdict = r.profile.verdict
     if verdict not in ("ok", "warning"):
         failing = f" (failing: {', '.join(r.profile.failing_checks)})" if r.profile.failing_checks else ""
-        out.append(f"profile: preflight of {r.profile.id} must pass at record time, it was {verdict}{failing}")
+        out.append(
+            f"profile: preflight of {r.profile.id} must pass at record time, it was {verdict}{failing}"
+        )
     out.extend(scope_conflicts(r))
     return out
 
@@ -78,11 +80,17 @@ def scope_conflicts(r: ResultRecord) -> list[str]:
     gpus = len(r.snapshot.visible_gpus())
     scope = r.scope or "cpu-smoke"
     if scope in ("single-gpu", "multi-gpu") and gpus == 0:
-        out.append(f"scope: a CPU-only environment cannot carry {scope} evidence (the snapshot has no visible GPU)")
+        out.append(
+            f"scope: a CPU-only environment cannot carry {scope} evidence (the snapshot has no visible GPU)"
+        )
     elif scope == "multi-gpu" and gpus < 2:
-        out.append(f"scope: single-GPU evidence cannot stand for a multi-GPU claim (the snapshot has {gpus} visible GPU)")
+        out.append(
+            f"scope: single-GPU evidence cannot stand for a multi-GPU claim (the snapshot has {gpus} visible GPU)"
+        )
     if (scope == "training" or r.workload.kind == "training") and r.backend.name in SERVING_BACKENDS:
-        out.append(f"backend.name: a serving backend's run ({r.backend.name}) cannot stand for a training mechanism")
+        out.append(
+            f"backend.name: a serving backend's run ({r.backend.name}) cannot stand for a training mechanism"
+        )
     return out
 
 
@@ -106,7 +114,9 @@ def _reproduced(r: ResultRecord, ledger) -> list[str]:
         return ["reproduced: needs the ledger to find an independent run"]
     out = [f"flag: {e.text}" for e in ledger.flags(r)]
     if not r.tolerance:
-        out.append('tolerance: the topic declares no tolerance for reproduction (e.g. "tolerance": {"*": 0.05})')
+        out.append(
+            'tolerance: the topic declares no tolerance for reproduction (e.g. "tolerance": {"*": 0.05})'
+        )
         return out
     if not reproductions(r, ledger):
         out.append(
@@ -127,7 +137,9 @@ def _delivery(r: ResultRecord, ledger) -> list[str]:
     if r.git.dirty is not False:
         out.append("git.dirty: a clean git working tree (commit everything first)")
     elif r.git.source != "observed":
-        out.append("git.source: the git state observed by `record` in the checkout, not declared in the draft")
+        out.append(
+            "git.source: the git state observed by `record` in the checkout, not declared in the draft"
+        )
     out.extend(unreleased(r))
     if ledger is None or not ledger.decisions(r.topic, r.run_label):
         decide = command("stackcheck", "results", "decide", r.topic, r.run_label, "--decision", "TEXT")
@@ -157,9 +169,13 @@ def unreleased(r: ResultRecord) -> list[str]:
     """Versions a delivery must not rest on: pre/dev releases, editable or VCS installs."""
     out = []
     if not _released(r.backend.version):
-        out.append(f"backend.version: {r.backend.name} {r.backend.version or '(none)'} is not a released version")
+        out.append(
+            f"backend.version: {r.backend.name} {r.backend.version or '(none)'} is not a released version"
+        )
     if r.backend.commit:
-        out.append(f"backend.commit: {r.backend.name} built from commit {r.backend.commit[:12]}, not a release")
+        out.append(
+            f"backend.commit: {r.backend.name} built from commit {r.backend.commit[:12]}, not a release"
+        )
     for name in (_DIST_OF_BACKEND.get(r.backend.name, r.backend.name), "torch", "stackcheck"):
         dist = r.snapshot.distribution(name)
         if dist is None:
@@ -167,7 +183,9 @@ def unreleased(r: ResultRecord) -> list[str]:
         if not _released(dist.version):
             out.append(f"snapshot: {dist.name} {dist.version} is not a released version")
         elif dist.editable or (dist.direct_url and "vcs_info" in dist.direct_url):
-            out.append(f"snapshot: {dist.name} is installed from a checkout ({'editable' if dist.editable else 'VCS'})")
+            out.append(
+                f"snapshot: {dist.name} is installed from a checkout ({'editable' if dist.editable else 'VCS'})"
+            )
     return out
 
 
@@ -185,7 +203,9 @@ def within_tolerance(original: ResultRecord, rerun: ResultRecord) -> list[str]:
         else:
             delta = relative_change(metric.value, other.value)
             if abs(delta) > limit:
-                out.append(f"{name}: {metric.value:g} → {other.value:g} ({delta:+.1%}, tolerance ±{limit:.1%})")
+                out.append(
+                    f"{name}: {metric.value:g} → {other.value:g} ({delta:+.1%}, tolerance ±{limit:.1%})"
+                )
     return out
 
 
@@ -205,8 +225,10 @@ def same_run(r: ResultRecord, other: ResultRecord) -> str:
         return "it was recorded with the same environment snapshot"
     if environment_digest(other.snapshot) == environment_digest(r.snapshot):
         changed = ", ".join(provenance_changes(r.snapshot, other.snapshot))
-        return (f"its environment snapshot differs only in {changed} (how, when or in which checkout it was "
-                "taken): the same environment, where a rerun shows repeatability, not reproduction")
+        return (
+            f"its environment snapshot differs only in {changed} (how, when or in which checkout it was "
+            "taken): the same environment, where a rerun shows repeatability, not reproduction"
+        )
     return ""
 
 
@@ -242,8 +264,12 @@ def contradiction(original: ResultRecord, rerun: ResultRecord) -> Event | None:
     if not outside:
         return None
     return Event(
-        kind="flag", created_at=rerun.created_at, topic=original.topic, run_label=original.run_label,
-        record_id=_hex(original), text=f"rerun {_hex(rerun)[:16]} outside tolerance: " + "; ".join(outside),
+        kind="flag",
+        created_at=rerun.created_at,
+        topic=original.topic,
+        run_label=original.run_label,
+        record_id=_hex(original),
+        text=f"rerun {_hex(rerun)[:16]} outside tolerance: " + "; ".join(outside),
         proof={"rerun": _hex(rerun)},
     )
 

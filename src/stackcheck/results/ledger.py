@@ -27,7 +27,7 @@ import msgspec
 from stackcheck.errors import InputError, Refused
 from stackcheck.fileio import atomic_write, decode_json, read_bytes, require_creatable_dir
 from stackcheck.results import chain, ladder
-from stackcheck.results.contract import LEVELS, Event, Level, ResultRecord
+from stackcheck.results.contract import Event, Level, ResultRecord
 from stackcheck.results.identity import content_digest, data_digest, short
 from stackcheck.results.index import Index, default_url, parse_ledger_url, storage_problems
 
@@ -71,7 +71,12 @@ class Entry:
     flags: list[Event] = field(default_factory=list)
 
     def stored(self) -> Stored:
-        return Stored(id=short(self.record.digest), path=str(self.path), candidate=short(self.record.identity_key, 12), evidence=self.level)
+        return Stored(
+            id=short(self.record.digest),
+            path=str(self.path),
+            candidate=short(self.record.identity_key, 12),
+            evidence=self.level,
+        )
 
 
 class Ledger:
@@ -112,12 +117,15 @@ class Ledger:
             existing = tx.stored_as(content_id) or self._stored_unchanged(tx, record)
             if existing is not None:
                 where = self.root / existing
-                raise Refused(f"record {short(record.digest)} is already in the ledger ({where}); "
-                              "records are never replaced")
+                raise Refused(
+                    f"record {short(record.digest)} is already in the ledger ({where}); "
+                    "records are never replaced"
+                )
             if record.digest != _digest(record):
                 raise Refused("record digest does not match its content; complete it with results.record()")
-            record = self._write_chained(tx, record, self.records_dir, self._record_row, tx.insert_record,
-                                         written)
+            record = self._write_chained(
+                tx, record, self.records_dir, self._record_row, tx.insert_record, written
+            )
         entry = Entry(record, self._path(record), record.evidence)
         return entry.stored(), self._flags_raised_by(record), record
 
@@ -174,8 +182,9 @@ class Ledger:
             # the same file, linked to the same head: a write that crashed before its index
             # row; taking it in completes that write
             if read_verified(path, type(obj))[0] != obj:
-                raise Refused(f"{path}: exists and differs from what is being stored; "
-                              "run `stackcheck results validate`") from None
+                raise Refused(
+                    f"{path}: exists and differs from what is being stored; run `stackcheck results validate`"
+                ) from None
         insert(row)
         tx.set_head(_hex(obj.digest), row["path"])
         return obj
@@ -187,14 +196,21 @@ class Ledger:
             raise Refused(f"record {short(record.digest)} already stands at {current}; levels only go up")
         lacking = ladder.missing(record, level, self)
         if lacking:
-            raise Refused(f"cannot promote {short(record.digest)} to {level}; missing:\n  - " + "\n  - ".join(lacking))
+            raise Refused(
+                f"cannot promote {short(record.digest)} to {level}; missing:\n  - " + "\n  - ".join(lacking)
+            )
         proof = {"from": current}
         if ladder.rank(level) >= ladder.rank("reproduced"):
             proof["reproduced_by"] = ",".join(short(o.digest) for o in ladder.reproductions(record, self))
         if level == "delivery":
             proof["decision"] = short(self.decisions(record.topic, record.run_label)[-1].digest)
         return self.append(
-            "promotion", topic=record.topic, run_label=record.run_label, record_id=_hex(record.digest), level=level, proof=proof
+            "promotion",
+            topic=record.topic,
+            run_label=record.run_label,
+            record_id=_hex(record.digest),
+            level=level,
+            proof=proof,
         )
 
     def decide(self, topic: str, run_label: str, decision: str) -> Event:
@@ -202,7 +218,9 @@ class Ledger:
             raise InputError("--decision: must not be empty")
         _storable(topic=topic, run_label=run_label, text=decision.strip())
         if not self.index.records("WHERE topic = ? AND run_label = ?", (topic, run_label)):
-            raise Refused(f"no record with topic {topic!r} and run label {run_label!r} in the ledger at {self.root}")
+            raise Refused(
+                f"no record with topic {topic!r} and run label {run_label!r} in the ledger at {self.root}"
+            )
         return self.append("decision", topic=topic, run_label=run_label, text=decision.strip())
 
     def _flags_raised_by(self, rerun: ResultRecord) -> list[Event]:
@@ -270,7 +288,9 @@ class Ledger:
         return _with_derived(self._events_about(record, "flag"), derived)
 
     def decisions(self, topic: str, run_label: str) -> list[Event]:
-        return self._load_events(self.index.events("WHERE kind = 'decision' AND topic = ? AND run_label = ?", (topic, run_label)))
+        return self._load_events(
+            self.index.events("WHERE kind = 'decision' AND topic = ? AND run_label = ?", (topic, run_label))
+        )
 
     def current_decision(self, topic: str) -> Event | None:
         event_id = self.index.current_decision(topic)
@@ -340,9 +360,11 @@ class Ledger:
                 head = chain.tip(links, head)
                 head_path = str(Path(links[head].path).relative_to(self.root)) if head else ""
             else:
-                self.notes.append(f"{self.root / head_path}: missing, but the index names it as the chain's "
-                                  "head (the newest files were removed); kept as the head, so `validate` "
-                                  "keeps reporting it")
+                self.notes.append(
+                    f"{self.root / head_path}: missing, but the index names it as the chain's "
+                    "head (the newest files were removed); kept as the head, so `validate` "
+                    "keeps reporting it"
+                )
             tx.clear()
             rows = [self._row(obj, path) for obj, path in objs.values()]
             for row in rows:
@@ -396,16 +418,28 @@ class Ledger:
 
     def _record_row(self, r: ResultRecord, path: Path) -> dict:
         return {
-            "id": _hex(r.digest), "topic": r.topic, "run_label": r.run_label, "identity_key": r.identity_key,
-            "evidence": r.evidence, "status": r.status, "created_at": r.created_at,
-            "snapshot_digest": r.snapshot_digest, "path": str(path.relative_to(self.root)),
+            "id": _hex(r.digest),
+            "topic": r.topic,
+            "run_label": r.run_label,
+            "identity_key": r.identity_key,
+            "evidence": r.evidence,
+            "status": r.status,
+            "created_at": r.created_at,
+            "snapshot_digest": r.snapshot_digest,
+            "path": str(path.relative_to(self.root)),
             "content_id": _hex(content_digest(msgspec.structs.replace(r, prev=""))),
         }
 
     def _event_row(self, e: Event, path: Path) -> dict:
         return {
-            "id": _hex(e.digest), "kind": e.kind, "record_id": e.record_id, "topic": e.topic,
-            "run_label": e.run_label, "level": e.level or "", "text": e.text, "created_at": e.created_at,
+            "id": _hex(e.digest),
+            "kind": e.kind,
+            "record_id": e.record_id,
+            "topic": e.topic,
+            "run_label": e.run_label,
+            "level": e.level or "",
+            "text": e.text,
+            "created_at": e.created_at,
             "path": str(path.relative_to(self.root)),
         }
 
@@ -451,12 +485,16 @@ def read_verified(path: Path, model: type, data: bytes | None = None) -> tuple[o
     return obj, verify(obj, path, stored=msgspec.json.decode(raw))
 
 
-def verify(obj: ResultRecord | Event, path: str | os.PathLike | None = None, *, stored: dict | None = None) -> list[str]:
+def verify(
+    obj: ResultRecord | Event, path: str | os.PathLike | None = None, *, stored: dict | None = None
+) -> list[str]:
     """Tamper evidence: the content must hash to its digest, and a ledger file (named by a
     digest) be named after its own. ``stored``: the file's decoded JSON, hashed as written."""
     actual = data_digest(stored) if stored is not None else content_digest(obj)
     if obj.digest != actual:
-        return [f"tampered: content hashes to {short(actual)}, the file says {short(obj.digest) or '(no digest)'}"]
+        return [
+            f"tampered: content hashes to {short(actual)}, the file says {short(obj.digest) or '(no digest)'}"
+        ]
     stem = Path(path).stem if path is not None else ""
     if _HEX64.fullmatch(stem) and stem != _hex(obj.digest):  # a ledger file (copies may be renamed)
         return [f"tampered: file name does not match the digest {short(obj.digest)}"]
@@ -480,8 +518,9 @@ def indexed_fields(obj) -> dict:
     if isinstance(obj, Event):
         fields.update(created_at=obj.created_at, text=obj.text, record_id=obj.record_id)
     elif isinstance(obj, ResultRecord):
-        fields.update(created_at=obj.created_at, identity_key=obj.identity_key,
-                      snapshot_digest=obj.snapshot_digest)
+        fields.update(
+            created_at=obj.created_at, identity_key=obj.identity_key, snapshot_digest=obj.snapshot_digest
+        )
     return fields
 
 
@@ -501,8 +540,9 @@ def _storable(**values: str) -> None:
 
 def _no_symlink(directory: Path) -> None:
     if directory.is_symlink():
-        raise InputError(f"{directory}: is a symbolic link; ledger files are written only inside the ledger "
-                         "directory")
+        raise InputError(
+            f"{directory}: is a symbolic link; ledger files are written only inside the ledger directory"
+        )
 
 
 def _highest(claimed: str, promotions: list[Event]) -> str:

@@ -21,7 +21,17 @@ from stackcheck.errors import InputError, Refused
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_snapshot, redact_value
 from stackcheck.results import ladder
-from stackcheck.results.contract import Artifact, Dispersion, Draft, Event, GitState, Metric, ProfileRef, ResultRecord, problems
+from stackcheck.results.contract import (
+    Artifact,
+    Dispersion,
+    Draft,
+    Event,
+    GitState,
+    Metric,
+    ProfileRef,
+    ResultRecord,
+    problems,
+)
 from stackcheck.results.identity import content_digest, identity_key
 from stackcheck.results.ledger import Ledger, Stored, default_root, utc_now
 
@@ -107,10 +117,15 @@ def record(
     own_ledger = ledger is None
     ledger = ledger or Ledger(default_root(cwd))
     try:
-        rec = complete(d, snap, preflight(d.profile, snap, registry=registry, catalog=catalog, cwd=cwd), cwd=cwd)
+        rec = complete(
+            d, snap, preflight(d.profile, snap, registry=registry, catalog=catalog, cwd=cwd), cwd=cwd
+        )
         lacking = ladder.missing(rec, rec.evidence, ledger)
         if lacking:
-            raise Refused(f"the result does not prove evidence level {rec.evidence!r}; missing:\n  - " + "\n  - ".join(lacking))
+            raise Refused(
+                f"the result does not prove evidence level {rec.evidence!r}; missing:\n  - "
+                + "\n  - ".join(lacking)
+            )
         stored, flags, rec = ledger.store(rec)  # rec as stored: linked into the ledger's chain
         return Recorded(stored=stored, record=rec, flags=flags)
     finally:
@@ -118,7 +133,9 @@ def record(
             ledger.index.close()
 
 
-def preflight(profile_id: str, snapshot: Snapshot, *, registry=None, catalog=None, cwd=None) -> tuple[ProfileRef, str]:
+def preflight(
+    profile_id: str, snapshot: Snapshot, *, registry=None, catalog=None, cwd=None
+) -> tuple[ProfileRef, str]:
     """The declared profile judged on the snapshot → (reference with verdict, evidence scope)."""
     from stackcheck.judge import judge
 
@@ -138,7 +155,9 @@ def preflight(profile_id: str, snapshot: Snapshot, *, registry=None, catalog=Non
     return ref, profile.evidence_scope
 
 
-def complete(draft: Draft, snapshot: Snapshot, profile: tuple[ProfileRef, str], *, cwd: Path, now: str | None = None) -> ResultRecord:
+def complete(
+    draft: Draft, snapshot: Snapshot, profile: tuple[ProfileRef, str], *, cwd: Path, now: str | None = None
+) -> ResultRecord:
     """Everything a record carries besides the user's claim; pure except for hashing artifacts.
     The record is redacted (stackcheck.redaction) before its digests are taken: a write-once
     record can never lose a secret once stored, so none gets in (free text such as notes,
@@ -181,7 +200,14 @@ def with_dispersion(metric: Metric) -> Metric:
     stdev = statistics.stdev(reps)
     return msgspec.structs.replace(
         metric,
-        dispersion=Dispersion(n=len(reps), mean=mean, stdev=stdev, min=min(reps), max=max(reps), cv=stdev / abs(mean) if mean else 0.0),
+        dispersion=Dispersion(
+            n=len(reps),
+            mean=mean,
+            stdev=stdev,
+            min=min(reps),
+            max=max(reps),
+            cv=stdev / abs(mean) if mean else 0.0,
+        ),
     )
 
 
@@ -192,17 +218,23 @@ def hashed(artifact: Artifact, i: int, cwd: Path) -> Artifact:
     if not path.is_file():
         if artifact.sha256:
             return artifact  # kept elsewhere; the declared hash stands
-        raise InputError(f"artifacts[{i}].path: {artifact.path}: no such file (give its sha256 if it is kept elsewhere)")
+        raise InputError(
+            f"artifacts[{i}].path: {artifact.path}: no such file (give its sha256 if it is kept elsewhere)"
+        )
     h = hashlib.sha256()
     try:
         with open(path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
     except OSError as exc:
-        raise InputError(f"artifacts[{i}].path: {artifact.path}: cannot read: {exc.strerror or exc}") from None
+        raise InputError(
+            f"artifacts[{i}].path: {artifact.path}: cannot read: {exc.strerror or exc}"
+        ) from None
     actual = h.hexdigest()
     if artifact.sha256 and artifact.sha256 != actual:
-        raise Refused(f"artifacts[{i}]: {artifact.path} has sha256 {actual[:16]}…, the result declares {artifact.sha256[:16]}…")
+        raise Refused(
+            f"artifacts[{i}]: {artifact.path} has sha256 {actual[:16]}…, the result declares {artifact.sha256[:16]}…"
+        )
     return msgspec.structs.replace(artifact, sha256=actual)
 
 
@@ -211,7 +243,9 @@ def resolve_git(declared: GitState | None, observed: GitState) -> GitState:
     and never one that contradicts what is observed."""
     if observed.commit:
         if declared is not None and declared.commit and declared.commit != observed.commit:
-            raise InputError(f"git.commit: the draft declares {declared.commit[:12]} but the working tree is at {observed.commit[:12]}")
+            raise InputError(
+                f"git.commit: the draft declares {declared.commit[:12]} but the working tree is at {observed.commit[:12]}"
+            )
         return observed
     if declared is not None:
         return msgspec.structs.replace(declared, source="declared")
@@ -226,7 +260,11 @@ def git_state(cwd: Path) -> GitState:
     if not head.ok:
         return GitState()
     status = run(["git", "-C", str(cwd), "status", "--porcelain"], timeout=30)
-    return GitState(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()) if status.ok else None, source="observed")
+    return GitState(
+        commit=head.stdout.strip(),
+        dirty=bool(status.stdout.strip()) if status.ok else None,
+        source="observed",
+    )
 
 
 def _snapshot(snapshot: Snapshot | str | os.PathLike | None) -> Snapshot:

@@ -18,9 +18,9 @@ import msgspec
 from stackcheck.errors import InputError
 from stackcheck.fileio import decode_json, read_bytes, source_name
 from stackcheck.results import ladder
+from stackcheck.results.contract import LEVELS, Draft, Event, ResultRecord, missing_message, problems
 from stackcheck.results.index import storage_problems
 from stackcheck.results.ledger import Ledger, indexed_fields, read_verified
-from stackcheck.results.contract import LEVELS, Draft, Event, ResultRecord, missing_message, problems
 
 # Levels whose proof lies in the record itself; reproduced and delivery also need the ledger.
 SELF_EVIDENT = LEVELS.index("measured")
@@ -68,7 +68,9 @@ def _validate(path: Path) -> tuple[FileReport, object | None]:
         raw = decode_json(data, Any, source_name(path), "result record or draft")
     except InputError as exc:
         problem = str(exc).removeprefix(f"{source_name(path)}: ")
-        return FileReport(path=str(path), kind="unknown", valid=False, unreadable=True, problems=[problem]), None
+        return FileReport(
+            path=str(path), kind="unknown", valid=False, unreadable=True, problems=[problem]
+        ), None
     kind = _kind(raw)
     if kind == "draft" and (missing := missing_message(raw)) is not None:
         return FileReport(path=str(path), kind=kind, valid=False, problems=[missing]), None

@@ -20,9 +20,7 @@ from stackcheck.triage.evidence import Reading, distribution_for, human, interpr
 __all__ = ["package_of_path", "symbol_owner"]
 
 _SITE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
-_EXTENSION = re.compile(
-    r"(?:\.(?:cpython-[\w-]+|abi3|cp\d+-[\w-]+))?\.(?:so|pyd|dylib)(?:\.[\d.]+)?$"
-)
+_EXTENSION = re.compile(r"(?:\.(?:cpython-[\w-]+|abi3|cp\d+-[\w-]+))?\.(?:so|pyd|dylib)(?:\.[\d.]+)?$")
 _NVIDIA_LIB = re.compile(r"lib\w+\.so\.(?P<major>\d+)")
 
 
@@ -337,7 +335,15 @@ def _size_mismatch(groups: dict[str, str], region: str, snapshot: Snapshot | Non
 
 
 @interprets(
-    "dll", "header", "from_module", "of_module", "pickled_module", "test", "compiler", "backend", "name",
+    "dll",
+    "header",
+    "from_module",
+    "of_module",
+    "pickled_module",
+    "test",
+    "compiler",
+    "backend",
+    "name",
     "cpu_torch",
 )
 def _named_thing(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading: Reading) -> None:

@@ -170,7 +170,11 @@ def triage_stream(
 
     env = _environment(scan, source, snapshot, environment_source, live_environment)
     snapshot = env.snapshot
-    if snapshot is not None and knowledge is None and any(f.rule.scope != Scope() for f in scan.findings.values()):
+    if (
+        snapshot is not None
+        and knowledge is None
+        and any(f.rule.scope != Scope() for f in scan.findings.values())
+    ):
         from stackcheck.knowledge import load_knowledge
 
         knowledge = load_knowledge()
@@ -180,17 +184,19 @@ def triage_stream(
     shown = _shown_region(scan, matches, scan.whole)
     # the output stage: a log quotes tokens (Authorization headers, HF_TOKEN=…, URLs with
     # credentials); evidence, fixes and the shown region are redacted before anyone sees them
-    return redact_value(Diagnosis(
-        matches=matches,
-        failure_region=shown.text if shown else "",
-        failure_region_lines=[shown.start, shown.end] if shown else [],
-        failure_region_kind=shown.kind if shown else "",
-        environment_source=env.source,
-        environment_why=env.why,
-        regions_found=scan.regions,
-        lines_read=scan.lines_read,
-        source=source,
-    ))
+    return redact_value(
+        Diagnosis(
+            matches=matches,
+            failure_region=shown.text if shown else "",
+            failure_region_lines=[shown.start, shown.end] if shown else [],
+            failure_region_kind=shown.kind if shown else "",
+            environment_source=env.source,
+            environment_why=env.why,
+            regions_found=scan.regions,
+            lines_read=scan.lines_read,
+            source=source,
+        )
+    )
 
 
 def triage_text(text: str, **kwargs) -> Diagnosis:
@@ -265,8 +271,11 @@ def _from_this_machine(scan: _Scan, current: Snapshot) -> str:
             return f"traceback frames come from {prefix}, this environment's prefix"
     exe = current.python.executable
     if exe and len(exe) > 8 and not exe.startswith(_SHARED_BIN_DIRS):
-        texts = ["\n".join(scan.whole)] if scan.whole is not None else [
-            f.region.text for f in scan.findings.values() if f.region is not None]
+        texts = (
+            ["\n".join(scan.whole)]
+            if scan.whole is not None
+            else [f.region.text for f in scan.findings.values() if f.region is not None]
+        )
         if any(exe in text for text in texts):
             return f"the input names this environment's interpreter {exe}"
     return ""
@@ -300,7 +309,11 @@ def _to_match(
     if snapshot is None:
         word = unjudged
     matched_line = _matched_line(best)
-    evidence = [f"line {finding.lines[best.signature.index]}: {matched_line}", *reading.evidence, *env_evidence]
+    evidence = [
+        f"line {finding.lines[best.signature.index]}: {matched_line}",
+        *reading.evidence,
+        *env_evidence,
+    ]
     fix = f"{' '.join(reading.fixes)} In general: {rule.fix}" if reading.fixes else rule.fix
     return TriageMatch(
         rule_id=rule.id,

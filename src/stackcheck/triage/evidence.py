@@ -15,7 +15,7 @@ import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from stackcheck.models.snapshot import Snapshot
@@ -75,7 +75,17 @@ def read(groups: dict[str, str], region: str, snapshot: Snapshot | None) -> Read
 
 # ----- sizes ---------------------------------------------------------------------------
 
-_UNITS = {"B": 1, "bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+_UNITS = {
+    "B": 1,
+    "bytes": 1,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+}
 
 
 def parse_size(text: str | None) -> int | None:
@@ -104,7 +114,7 @@ _BY_TORCH = r"Of the allocated memory (?P<v>[\d.]+ (?:[KMGT]iB|bytes)) is alloca
 _UNALLOCATED = r"(?P<v>[\d.]+ (?:[KMGT]iB|bytes)) is reserved by PyTorch but unallocated"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _re2(pattern: str):
     """``pattern`` compiled with RE2: linear in the text, whatever the text."""
     import re2
@@ -139,15 +149,25 @@ def _oom(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading
         parts.append(f"{human(unallocated)} reserved but unallocated")
     reading.evidence.append("; ".join(parts))
     if tried > total:
-        reading.evidence.append("the single request is larger than the whole GPU: no allocator setting can help")
-        reading.fixes.append("Shrink what is allocated at once (batch size, sequence length, image size) or shard the model across GPUs.")
+        reading.evidence.append(
+            "the single request is larger than the whole GPU: no allocator setting can help"
+        )
+        reading.fixes.append(
+            "Shrink what is allocated at once (batch size, sequence length, image size) or shard the model across GPUs."
+        )
     elif unallocated is not None and (unallocated >= tried or unallocated >= total // 5):
-        reading.evidence.append(f"{human(unallocated)} is reserved but unallocated: fragmentation adds to the demand")
-        reading.fixes.append("Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` before the process starts (fragmentation).")
+        reading.evidence.append(
+            f"{human(unallocated)} is reserved but unallocated: fragmentation adds to the demand"
+        )
+        reading.fixes.append(
+            "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` before the process starts (fragmentation)."
+        )
     if in_use is not None and free is not None and total - free - in_use > max(total // 20, 256 * 2**20):
         others = total - free - in_use
         reading.evidence.append(f"{human(others)} of the GPU is used by other processes")
-        reading.fixes.append("Other processes hold GPU memory; find them with `nvidia-smi` and stop them, or use another GPU.")
+        reading.fixes.append(
+            "Other processes hold GPU memory; find them with `nvidia-smi` and stop them, or use another GPU."
+        )
     if snapshot is not None and snapshot.visible_gpus():
         sizes = [g.memory_total_bytes for g in snapshot.visible_gpus() if g.memory_total_bytes]
         if sizes and all(abs(s - total) > 0.1 * s for s in sizes):
@@ -220,7 +240,9 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
         reading.evidence.append(f"the failing code ran in {ran_in}")
     if snapshot is None:
         dist, _ = distribution_for(module, None)
-        reading.fixes.append(f"`python -m pip install {shlex.quote(dist)}` with the interpreter that runs the code.")
+        reading.fixes.append(
+            f"`python -m pip install {shlex.quote(dist)}` with the interpreter that runs the code."
+        )
         return
     exe = snapshot.python.executable or "python"
     dist, installed = distribution_for(module, snapshot)
@@ -234,23 +256,33 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
             f"{dist} {installed} is installed in {exe}, but its submodule {module} is missing: a build for "
             "another platform/Python, or a source checkout in the working directory shadowing the installed package"
         )
-        reading.fixes.append(f"Run from outside the source tree, or reinstall with `{shlex.quote(exe)} -m pip install --force-reinstall {shlex.quote(dist)}`.")
+        reading.fixes.append(
+            f"Run from outside the source tree, or reinstall with `{shlex.quote(exe)} -m pip install --force-reinstall {shlex.quote(dist)}`."
+        )
     elif installed is not None and same_env:
         reading.evidence.append(
             f"{dist} {installed} is installed in {exe}, the same environment the traceback comes from: it was "
             "installed after the failure, or sys.path differed (PYTHONPATH, a shadowing directory)"
         )
-        reading.fixes.append(f"Rerun with `{shlex.quote(exe)}`; if it still fails, run `stackcheck doctor --python {shlex.quote(exe)}`.")
+        reading.fixes.append(
+            f"Rerun with `{shlex.quote(exe)}`; if it still fails, run `stackcheck doctor --python {shlex.quote(exe)}`."
+        )
     elif installed is not None:
         elsewhere = f"than {ran_in}" if ran_in else "than the one that failed"
-        reading.agree(f"{dist} {installed} is installed in {exe}: a different interpreter {elsewhere} ran the code")
+        reading.agree(
+            f"{dist} {installed} is installed in {exe}: a different interpreter {elsewhere} ran the code"
+        )
         reading.fixes.append(
             f"Run the code with `{shlex.quote(exe)}` (check `which python` and the notebook kernel), or install "
             f"{dist} into the failing environment with that environment's `python -m pip install {shlex.quote(dist)}`."
         )
     elif same_env is False:
-        reading.evidence.append(f"{dist} is not installed in {exe}, and that is not the environment that failed ({ran_in})")
-        reading.fixes.append(f"Install it into the failing environment with its own interpreter: `<python of {ran_in}> -m pip install {shlex.quote(dist)}`.")
+        reading.evidence.append(
+            f"{dist} is not installed in {exe}, and that is not the environment that failed ({ran_in})"
+        )
+        reading.fixes.append(
+            f"Install it into the failing environment with its own interpreter: `<python of {ran_in}> -m pip install {shlex.quote(dist)}`."
+        )
     else:
         reading.agree(f"no distribution providing {top!r} is installed in {exe}")
         reading.fixes.append(f"`{shlex.quote(exe)} -m pip install {shlex.quote(dist)}`.")
@@ -263,7 +295,17 @@ def same_prefix(a: str, b: str) -> bool:
 
 # ----- shared libraries --------------------------------------------------------------------
 
-_CUDA_LIBS = {"libcudart", "libcublas", "libcublasLt", "libcufft", "libcurand", "libcusolver", "libcusparse", "libnvrtc", "libnvJitLink"}
+_CUDA_LIBS = {
+    "libcudart",
+    "libcublas",
+    "libcublasLt",
+    "libcufft",
+    "libcurand",
+    "libcusolver",
+    "libcusparse",
+    "libnvrtc",
+    "libnvJitLink",
+}
 
 
 @interprets("library", "soversion")
@@ -284,9 +326,13 @@ def _library(groups: dict[str, str], region: str, snapshot: Snapshot | None, rea
                 f"it wants the CUDA {major} runtime; the environment's torch {snapshot.torch.version} uses CUDA {torch_cuda}: "
                 "the failing package was built for another CUDA major"
             )
-            reading.fixes.append(f"Install the CUDA {torch_cuda.split('.')[0]} build of the package that loads {library}.")
+            reading.fixes.append(
+                f"Install the CUDA {torch_cuda.split('.')[0]} build of the package that loads {library}."
+            )
         else:
-            reading.evidence.append(f"the environment's torch uses CUDA {torch_cuda} too: the runtime library is installed elsewhere or not on the loader path")
+            reading.evidence.append(
+                f"the environment's torch uses CUDA {torch_cuda} too: the runtime library is installed elsewhere or not on the loader path"
+            )
 
 
 # ----- shared memory ---------------------------------------------------------------------------
@@ -300,7 +346,9 @@ def _shm(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading
     if size < 2**30:
         reading.agree(f"/dev/shm in the environment is only {human(size)}")
     else:
-        reading.evidence.append(f"/dev/shm in the environment is {human(size)}: check it is not full (`df -h /dev/shm`)")
+        reading.evidence.append(
+            f"/dev/shm in the environment is {human(size)}: check it is not full (`df -h /dev/shm`)"
+        )
 
 
 # ----- NCCL watchdog -------------------------------------------------------------------------

@@ -46,10 +46,14 @@ def scope_verdict(rule: Rule, snapshot: Snapshot, knowledge) -> tuple[int, list[
     if result.applicable:
         why = "; ".join(m for m in result.missing if m) or "its conditions do not hold"
         return CONTRADICTS, [f"environment contradicts: {why}"]
-    return UNKNOWN, [f"environment could not judge: {', '.join(result.missing)} unknown"] if result.missing else []
+    return UNKNOWN, [
+        f"environment could not judge: {', '.join(result.missing)} unknown"
+    ] if result.missing else []
 
 
-def environment_verdict(rule: Rule, snapshot: Snapshot | None, knowledge, reading: Reading) -> tuple[str, int, list[str]]:
+def environment_verdict(
+    rule: Rule, snapshot: Snapshot | None, knowledge, reading: Reading
+) -> tuple[str, int, list[str]]:
     """(word, agreement, evidence) combining the scope and the interpreters' readings."""
     if snapshot is None:
         return "not-judged", UNKNOWN, []
@@ -64,4 +68,6 @@ def environment_verdict(rule: Rule, snapshot: Snapshot | None, knowledge, readin
 
 
 def score(rule: Rule, signatures: list[Signature], agreement: int) -> float:
-    return round(specificity_points(signatures) + CONFIDENCE_POINTS[rule.confidence] + ENVIRONMENT_POINTS[agreement], 2)
+    return round(
+        specificity_points(signatures) + CONFIDENCE_POINTS[rule.confidence] + ENVIRONMENT_POINTS[agreement], 2
+    )

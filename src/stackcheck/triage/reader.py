@@ -13,7 +13,9 @@ from typing import BinaryIO
 
 from stackcheck.errors import InputError
 
-MAX_LINE_CHARS = 4096  # longer lines are cut: no error message needs more, a minified blob must not cost memory
+MAX_LINE_CHARS = (
+    4096  # longer lines are cut: no error message needs more, a minified blob must not cost memory
+)
 _PROBE_BYTES = 8192  # how much of the start is inspected to tell text from binary
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\x1b[=>]")

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import deque
-from itertools import accumulate
-from functools import lru_cache
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import accumulate
 
 CONTEXT_BEFORE = 3  # lines kept before a trigger (the command or step that failed)
 CONTEXT_AFTER = 8  # quiet lines kept after the last trigger (multi-line messages, hints)
@@ -47,7 +47,9 @@ _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|Fault)\b"
     r"|^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*: "
 )
-_CHAIN_LINE = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
+_CHAIN_LINE = re.compile(
+    r"^(?:During handling of the above exception|The above exception was the direct cause)"
+)
 
 
 @lru_cache(maxsize=1)
@@ -167,17 +169,14 @@ class RegionExtractor:
 
     def _traceback_step(self, line: str) -> None:
         """Inside a traceback: the exception line ends it (then a few lines of message follow)."""
-        body = line[len(self._tb_prefix):] if self._tb_prefix and line.startswith(self._tb_prefix) else line
+        body = line[len(self._tb_prefix) :] if self._tb_prefix and line.startswith(self._tb_prefix) else line
         self._tb_lines += 1
         if TRACEBACK_START in body:
             self._tb_lines = 0
             return
         if not body.strip() or body[:1].isspace() or body.startswith(("File ", "Cell In", "---")):
             return
-        if _EXCEPTION_LINE.match(body) and not _CHAIN_LINE.match(body):
-            self._in_traceback = False
-            self._budget = CONTEXT_AFTER
-        elif self._tb_lines >= MAX_TRACEBACK_LINES:
+        if _EXCEPTION_LINE.match(body) and not _CHAIN_LINE.match(body) or self._tb_lines >= MAX_TRACEBACK_LINES:
             self._in_traceback = False
             self._budget = CONTEXT_AFTER
 

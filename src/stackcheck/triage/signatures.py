@@ -125,19 +125,19 @@ def _tokens(pattern: str) -> list[_Token] | None:
                 end = pattern.find("}", i)
                 if end == -1:
                     return None
-                out.append(_Token(pattern[i:end + 1], "escape"))
+                out.append(_Token(pattern[i : end + 1], "escape"))
                 i = end + 1
             elif nxt in "pP":
-                out.append(_Token(pattern[i:i + 3], "escape"))
+                out.append(_Token(pattern[i : i + 3], "escape"))
                 i += 3
             elif nxt == "x":
-                out.append(_Token(pattern[i:i + 4], "escape"))
+                out.append(_Token(pattern[i : i + 4], "escape"))
                 i += 4
             elif nxt.isalnum():
-                out.append(_Token(pattern[i:i + 2], "escape"))
+                out.append(_Token(pattern[i : i + 2], "escape"))
                 i += 2
             else:
-                out.append(_Token(pattern[i:i + 2], "literal", nxt))
+                out.append(_Token(pattern[i : i + 2], "literal", nxt))
                 i += 2
         elif ch == "[":
             j = i + 1
@@ -155,7 +155,7 @@ def _tokens(pattern: str) -> list[_Token] | None:
                     j += 1
             if j >= n:
                 return None
-            out.append(_Token(pattern[i:j + 1], "class"))
+            out.append(_Token(pattern[i : j + 1], "class"))
             i = j + 1
         elif ch == "(":
             if pattern.startswith("(?", i):
@@ -164,14 +164,14 @@ def _tokens(pattern: str) -> list[_Token] | None:
                     end = pattern.find(">", j)
                     if end == -1:
                         return None
-                    out.append(_Token(pattern[i:end + 1], "open"))
+                    out.append(_Token(pattern[i : end + 1], "open"))
                     i = end + 1
                     continue
                 while j < n and pattern[j] not in ":)":
                     j += 1
                 if j >= n:
                     return None
-                out.append(_Token(pattern[i:j + 1], "open" if pattern[j] == ":" else "flag"))
+                out.append(_Token(pattern[i : j + 1], "open" if pattern[j] == ":" else "flag"))
                 i = j + 1
             else:
                 out.append(_Token("(", "open"))

@@ -38,14 +38,20 @@ def metric(value, reps):
 
 
 with Ledger(out / "ledger") as ledger:
+
     def rec(draft, snapshot):
         return record(draft, snapshot=snapshot_path(snapshot), ledger=ledger, catalog=catalog, cwd=work)
 
     a = rec(full_draft(log, evidence="measured"), "h100-single")
-    rec(full_draft(log, run_label="rerun", evidence="measured", **metric(42.5, [42.1, 42.5, 42.9])), "vllm-011-h100")
+    rec(
+        full_draft(log, run_label="rerun", evidence="measured", **metric(42.5, [42.1, 42.5, 42.9])),
+        "vllm-011-h100",
+    )
     ledger.promote(a.record, "reproduced")
     ledger.decide(a.record.topic, a.record.run_label, "keep sdpa")
-    slow = rec(full_draft(log, run_label="slow", evidence="measured", **metric(60.0, [59.0, 60.0, 61.0])),
-               "multi-gpu-8xa100")
+    slow = rec(
+        full_draft(log, run_label="slow", evidence="measured", **metric(60.0, [59.0, 60.0, 61.0])),
+        "multi-gpu-8xa100",
+    )
     print(len(slow.flags), [e.stored().evidence for e in ledger.entries()])
     ledger.index.query("PRAGMA wal_checkpoint(TRUNCATE)")
