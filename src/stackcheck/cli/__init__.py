@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("stackcheck: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        exc.message = redact_text(exc.message)  # it may quote an argument
+        exc.message = redact_text(exc.message)  # type: ignore[misc]  # it may quote an argument
         exc.show()
         sys.exit(exc.exit_code)
     except InputError as exc:

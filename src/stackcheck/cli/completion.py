@@ -28,5 +28,8 @@ def completion(shell: str) -> None:
 
     from stackcheck.cli import cli
 
-    complete = get_completion_class(shell)(cli, {}, "stackcheck", "_STACKCHECK_COMPLETE")
+    shell_class = get_completion_class(shell)
+    if shell_class is None:  # click.Choice admits only the shells click knows
+        raise click.UsageError(f"no completion for shell {shell!r}")
+    complete = shell_class(cli, {}, "stackcheck", "_STACKCHECK_COMPLETE")
     click.echo(complete.source())

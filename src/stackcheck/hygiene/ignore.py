@@ -111,7 +111,7 @@ class _Bucket:
             if top <= above:
                 break
             m = regex.match(subject)
-            if m:
+            if m and m.lastindex is not None:
                 return max(above, indices[m.lastindex])
         return above
 
@@ -236,5 +236,6 @@ def load(path: str) -> IgnoreRules:
 
 
 def is_ignored(rules: IgnoreRules | list, rule: str, path: str, *, is_dir: bool = False) -> bool:
-    """Whether a finding of ``rule`` about ``path`` (relative, POSIX) is accepted."""
-    return bool(rules) and rules.matches(rule, path, is_dir)
+    """Whether a finding of ``rule`` about ``path`` (relative, POSIX) is accepted (an empty
+    list: no ignore file)."""
+    return isinstance(rules, IgnoreRules) and bool(rules) and rules.matches(rule, path, is_dir)

@@ -129,7 +129,8 @@ class Knowledge:
     def driver_unverified(self, cuda: str, platform: str = "linux") -> str:
         """Why the driver requirement of ``cuda`` rests on an unverified fact ("" when it does not)."""
         key, minor = _platform_key(platform), cuda_minor(cuda)
-        major = version(minor).major if version(minor) else None
+        parsed = version(minor)
+        major = parsed.major if parsed is not None else None
         rows = [self._toolkit_row(minor, key), *(f for f in self.drivers.mvc_floors if f.cuda_major == major)]
         return "; ".join(r.unverified_reason for r in rows if r is not None and not r.verified)
 

@@ -267,7 +267,8 @@ def _engine_wheel_cuda(
         rows = _rows_in(kb, engine.name, engine.spec)
         if not rows or any(row.wheel_cuda is None for row in rows):
             continue  # a release whose wheel CUDA is unknown may fit
-        offered = {row.wheel_cuda: row for row in rows} | {c: row for row in rows for c in row.cuda_variants}
+        offered: dict[str, object] = {row.wheel_cuda: row for row in rows if row.wheel_cuda is not None}
+        offered |= {c: row for row in rows for c in row.cuda_variants}
         if any(versions.contains(want, cuda) for cuda in offered):
             continue
         shown = ", ".join(sorted(offered, key=lambda c: tuple(map(int, c.split(".")))))

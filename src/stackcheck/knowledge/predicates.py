@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from stackcheck.knowledge.archs import arch_span, cc_tuple
 from stackcheck.knowledge.base import Knowledge, cuda_minor, release_of, version
+from stackcheck.knowledge.tables import PinRow, TorchRelease
 from stackcheck.knowledge.facts import (
     cuda_torch,
     driver_fit,
@@ -236,12 +237,11 @@ def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
     dist = dist_index(snap).get(args[0])
     if dist is None:
         return ScopeMatch.failed(f"{args[0]} not installed")
-    if args[0] == "torch":
-        fact = kb.torch_release(dist.version)
-    else:
-        fact = kb.engine_pins(args[0], dist.version)
+    fact: TorchRelease | PinRow | None = (
+        kb.torch_release(dist.version) if args[0] == "torch" else kb.engine_pins(args[0], dist.version)
+    )
     need = fact.min_glibc if fact else None
-    if need is None:
+    if fact is None or need is None:
         return ScopeMatch.failed(f"{args[0]} {dist.version} wheels need no recent glibc")
     plat = snap.platform
     if plat.system and plat.system != "Linux" or plat.libc_family == "musl":

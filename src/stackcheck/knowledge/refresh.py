@@ -290,7 +290,7 @@ def _refresh_package(doc: dict, name: str, fetcher: Fetcher, result: RefreshResu
     listing = fetcher.json(PYPI_RELEASES.format(name=name))
     listed = listing.get("releases") or {}
     published = _published(listed)
-    floor = min(existing) if existing else _version(FLOORS.get(name, "0"))
+    floor = min(existing) if existing else (_version(FLOORS.get(name, "0")) or Version("0"))
     wanted = sorted({v for v in published if v >= floor} | {v for v in existing if str(v) in listed})
     kept: list[dict] = []
     for v in sorted(existing):
@@ -421,8 +421,9 @@ def _refresh_torch(
 ) -> None:
     releases = doc["releases"]
     compared = [r for r in releases if since is None or Version(r["torch"]) >= since]
-    tags = {_cuda_tag(c) for r in compared for c in _all_builds(r)} | set(extra)
-    tags = sorted(tags, key=lambda t: int(t[2:]))
+    tags = sorted(
+        {_cuda_tag(c) for r in compared for c in _all_builds(r)} | set(extra), key=lambda t: int(t[2:])
+    )
     found: dict[str, dict[str, list[Version]]] = {}  # minor → CUDA → patch releases
     for tag in tags:
         page = fetcher.get(TORCH_INDEX.format(tag=tag)).decode("utf-8", "replace")

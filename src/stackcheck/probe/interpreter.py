@@ -282,6 +282,8 @@ def _redaction():
             import importlib.util
 
             spec = importlib.util.spec_from_file_location("_stackcheck_redaction", _REDACTION_FILE)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load {_REDACTION_FILE}")
             redaction = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(redaction)
         _REDACTION.append(redaction)

@@ -141,8 +141,8 @@ def read_kernelspec(name: str, path: str) -> tuple[Kernelspec | None, str]:
     argv = data.get("argv")
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         return None, "argv: expected a non-empty list of strings"
-    language = data.get("language") if isinstance(data.get("language"), str) else ""
-    display = data.get("display_name") if isinstance(data.get("display_name"), str) else ""
+    language = data["language"] if isinstance(data.get("language"), str) else ""
+    display = data["display_name"] if isinstance(data.get("display_name"), str) else ""
     spec = Kernelspec(name=name, path=path, display_name=display, language=language, argv=list(argv))
     head = argv[0]
     bare = os.sep not in head and "/" not in head

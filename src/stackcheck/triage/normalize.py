@@ -73,7 +73,8 @@ def _continues_path(previous: str, following: str) -> bool:
     last = previous.rpartition(" ")[2]
     if len(last) > _MAX_JOINED or not _PATH_TAIL.fullmatch(last) or _FILE_END.search(last):
         return False  # not a path, or a complete file name already
-    piece = _PATH_HEAD.match(following).group(0)
+    head = _PATH_HEAD.match(following)
+    piece = head.group(0) if head else ""
     joined = last + piece
     return bool(piece) and len(joined) <= _MAX_JOINED and _FILE_END.search(joined) is not None
 
