@@ -409,6 +409,17 @@ def isolation_facts():
     }
 
 
+def cache_root():
+    """The probe's cache directory (the metadata cache, toolchain facts), or None when
+    ``STACKCHECK_NO_CACHE`` is set. ``STACKCHECK_CACHE_DIR`` moves it."""
+    if os.environ.get("STACKCHECK_NO_CACHE"):
+        return None
+    return os.environ.get("STACKCHECK_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "stackcheck",
+    )
+
+
 class _MetadataCache(object):
     """Parsed metadata of one sys.path directory, kept between runs.
 
@@ -422,12 +433,9 @@ class _MetadataCache(object):
         self.entries = {}
         self.seen = {}
         self.path = None
-        if os.environ.get("STACKCHECK_NO_CACHE"):
+        root = cache_root()
+        if root is None:
             return
-        root = os.environ.get("STACKCHECK_CACHE_DIR") or os.path.join(
-            os.environ.get("XDG_CACHE_HOME") or os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), ".cache"),
-            "stackcheck",
-        )
         import hashlib
 
         me = os.stat(__file__)
