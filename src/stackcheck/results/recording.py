@@ -207,14 +207,19 @@ def resolve_git(declared: GitState | None, observed: GitState) -> GitState:
 
 
 def git_state(cwd: Path) -> GitState:
-    """The commit and cleanliness of the working tree the result was recorded from."""
-    from stackcheck.probe.proc import run
+    """The commit and cleanliness (untracked files count) of the working tree the result was
+    recorded from. Outside a repository (no ``.git`` above ``cwd``) git is not started."""
+    from stackcheck.probe import git
 
-    head = run(["git", "-C", str(cwd), "rev-parse", "HEAD"], timeout=10)
-    if not head.ok:
+    found = git.find_repository(str(cwd))
+    if found is None:
         return GitState()
-    status = run(["git", "-C", str(cwd), "status", "--porcelain"], timeout=30)
-    return GitState(commit=head.stdout.strip(), dirty=bool(status.stdout.strip()) if status.ok else None, source="observed")
+    root, git_dir = found
+    commit = git.head(root, git_dir)[1]
+    if not commit:
+        return GitState()
+    dirty, _ = git.dirty(root, untracked=True, timeout=30)
+    return GitState(commit=commit, dirty=dirty, source="observed")
 
 
 def _snapshot(snapshot: Snapshot | str | os.PathLike | None) -> Snapshot:
