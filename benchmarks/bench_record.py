@@ -127,7 +127,7 @@ def main() -> None:
                                   report=report),
         JUDGING: judging,
     }
-    results = interleave(steps, args.n, bench)
+    results = interleave(steps, args.n, bench, " (in-process)")
 
     cli_runs = max(5, args.n // 10)
     env = {**os.environ, "STACKCHECK_LEDGER_DIR": str(work / "cli")}
@@ -148,7 +148,7 @@ def main() -> None:
         CLI: lambda i: cli(2 * (i + 1)),
         CLI_REPORT: lambda i: cli(2 * (i + 1) + 1, "--report", str(report_file)),
         PYTHON: lambda i: subprocess.run([sys.executable, "-c", "pass"], check=True, cwd=work),
-    }, cli_runs, bench))
+    }, cli_runs, bench, " (processes)"))
     print()
 
     base = results[FLOOR]["median"]
