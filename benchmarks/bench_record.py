@@ -23,8 +23,10 @@ when the machine was too busy; see _refenv.MAX_SPREAD.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +83,7 @@ def main() -> None:
     from stackcheck.results.recording import complete, load_draft, preflight
 
     work = Path(tempfile.mkdtemp(prefix="bench-record-"))
+    atexit.register(shutil.rmtree, work, True)
     os.chdir(work)  # outside any git checkout: the drafts' declared commit stands
     registry = work / "profiles.json"
     registry.write_text(json.dumps(REGISTRY))
