@@ -2,65 +2,153 @@
 
 Builds (or reuses) the reference venv of benchmarks/_refenv.py, installs stackcheck into it,
 then times each command as a whole process, runs interleaved round-robin so a shared
-machine's noise hits all alike, and prints medians (wall and CPU) and ratios:
+machine's noise hits all alike, and prints medians [min-max] (wall and CPU) and ratios:
 
-    budget: preflight <= 3x the metadata floor; snapshot >= 10x faster than collect_env.
+    budget: preflight <= 3x the metadata floor; snapshot >= 10x faster than collect_env;
+            <= 0.05 ms per extra distribution.
+
+Then the scaling: venvs (no pip, nothing else) holding 0, 100, 1,000 and 5,000 synthetic tiny
+distributions (METADATA with Name, Version and up to three Requires-Dist; a RECORD; an empty
+package), judged with
+``stackcheck preflight --python VENV/bin/python`` (the probe reads them in that interpreter,
+with PYTHONPATH unset), warm (metadata cache) and cold (STACKCHECK_NO_CACHE=1). The marginal
+cost per extra distribution is the least-squares slope of the medians over N.
+
+Ratios are withheld (NOISY, exit 3) when the machine was too busy; see _refenv.MAX_SPREAD.
 
 Usage: python benchmarks/bench_preflight.py [--runs N] [--venv PATH] [--profile ID]
+                                            [--scale 100,1000,5000] [--scale-runs N] [--force]
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
+import venv
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _refenv import bench_env, distribution_count, ensure_reference_venv, install_stackcheck, time_commands  # noqa: E402
+from _refenv import FLOOR, FLOOR_CODE, bench_arguments, print_table, reference, time_commands  # noqa: E402
 
-FLOOR = "floor: list(importlib.metadata.distributions())"
+PER_DIST_BUDGET_MS = 0.05
+
+
+def synthetic_venv(root: Path, count: int) -> str:
+    """A venv without pip holding ``count`` synthetic distributions, each requiring up to two
+    earlier ones (so all are satisfied) and pytest for an extra; its python."""
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
+    site = next(root.glob("lib/python*/site-packages"))
+    for i in range(count):
+        name = f"synth_pkg_{i:05d}"
+        d = site / f"{name}-1.{i % 7}.0.dist-info"
+        d.mkdir()
+        requires = [f"synth-pkg-{j:05d}>=1.0" for j in (i - 1, i // 2) if 0 <= j < i]
+        requires.append('pytest>=8; extra == "test"')
+        (d / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: synth-pkg-{i:05d}\nVersion: 1.{i % 7}.0\nProvides-Extra: test\n"
+            + "".join(f"Requires-Dist: {r}\n" for r in requires)
+            + "\nA synthetic distribution.\n"
+        )
+        (d / "RECORD").write_text(f"{name}/__init__.py,,\n{d.name}/METADATA,,\n{d.name}/RECORD,,\n")
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text("")
+    return str(root / "bin" / "python")
+
+
+def slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of (n, seconds) → seconds per unit of n."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+
+
+def scaling(stackcheck: str, profile: str, counts: list[int], runs: int, env: dict[str, str], bench) -> None:
+    work = Path(tempfile.mkdtemp(prefix="bench-scaling-"))
+    try:
+        targets = {n: synthetic_venv(work / f"n{n}", n) for n in [0, *counts]}
+        commands: dict = {}
+        for n, py in targets.items():
+            argv = [stackcheck, "preflight", "--profile", profile, "--python", py]
+            commands[f"preflight warm, {n:>5} synthetic"] = argv
+            commands[f"preflight cold, {n:>5} synthetic"] = (argv, {"STACKCHECK_NO_CACHE": "1"})
+            commands[f"floor, {n:>5} synthetic"] = [py, "-c", FLOOR_CODE]
+        print(
+            f"\nscaling: {', '.join(str(n) for n in targets)} synthetic distributions, {runs} interleaved runs"
+        )
+        results = time_commands(commands, runs, env, bench)
+        print(f"  {'command':<40} {'wall median [min-max]':>26}  exit")
+        for label, r in results.items():
+            print(
+                f"  {label:<40} {r['wall'] * 1000:8.1f}ms [{r['wall_min'] * 1000:.0f}-{r['wall_max'] * 1000:.0f}]  {r['exit']}"
+            )
+        print("\nmarginal cost per extra distribution (least-squares slope of the medians):")
+        for kind in ("preflight warm", "preflight cold", "floor"):
+            labels = [label for label in results if label.startswith(kind + ",")]
+            per = slope([(n, results[label]["wall"]) for n, label in zip(targets, labels)]) * 1000
+            budget = (
+                f"budget <= {PER_DIST_BUDGET_MS} ms"
+                if kind.startswith("preflight")
+                else "importlib.metadata, for scale"
+            )
+            passes = per <= PER_DIST_BUDGET_MS if kind.startswith("preflight") else None
+            print(bench.line(f"{kind:<15}", f"{per:7.4f} ms/distribution", tuple(labels), budget, passes))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--venv", default=None, help="reference venv path (default .benchvenv)")
     ap.add_argument("--profile", default="TRAIN-CPU")
+    ap.add_argument(
+        "--scale", default="100,1000,5000", help="synthetic distribution counts ('' to skip the scaling)"
+    )
+    ap.add_argument("--scale-runs", type=int, default=7)
+    bench_arguments(ap, runs=15)
     args = ap.parse_args()
 
-    python = ensure_reference_venv(args.venv)
-    stackcheck = install_stackcheck(python)
+    python, stackcheck, env, bench = reference(args)
     preflight = f"stackcheck preflight --profile {args.profile}"
     commands = {
-        FLOOR: [python, "-c", "import importlib.metadata as m; list(m.distributions())"],
+        FLOOR: [python, "-c", FLOOR_CODE],
         preflight: [stackcheck, "preflight", "--profile", args.profile],
         "stackcheck snapshot --json": [stackcheck, "snapshot", "--json"],
         "stackcheck doctor": [stackcheck, "doctor"],
         "pip check": [python, "-m", "pip", "check"],
         "python -m torch.utils.collect_env": [python, "-m", "torch.utils.collect_env"],
     }
-    print(
-        f"reference venv: {python} ({distribution_count(python)} distributions); "
-        f"{args.runs} interleaved runs, medians of process wall and CPU time\n"
-    )
-    results = time_commands(commands, args.runs, bench_env(python))
-    floor = results[FLOOR]
-    print(f"  {'command':<52} {'wall':>9} {'x floor':>8} {'cpu':>9} {'x floor':>8}  exit")
-    for label, r in results.items():
-        print(
-            f"  {label:<52} {r['wall'] * 1000:7.1f}ms {r['wall'] / floor['wall']:7.2f}x "
-            f"{r['cpu'] * 1000:7.1f}ms {r['cpu'] / floor['cpu']:7.2f}x  {r['exit']}"
-        )
+    results = time_commands(commands, args.runs, env, bench)
+    print()
+    print_table(results, bench, FLOOR)
     pre, snap = results[preflight]["wall"], results["stackcheck snapshot --json"]["wall"]
     collect = results["python -m torch.utils.collect_env"]["wall"]
+    floor = results[FLOOR]["wall"]
     print("\nbudgets (wall):")
     print(
-        f"  preflight / floor       = {pre / floor['wall']:5.2f}x   (budget <= 3x)   {'PASS' if pre / floor['wall'] <= 3 else 'OVER'}"
+        bench.budget_line(
+            "preflight / floor      ", pre / floor, (preflight, FLOOR), "budget <= 3x", pre / floor <= 3
+        )
     )
     print(
-        f"  collect_env / snapshot  = {collect / snap:5.2f}x   (budget >= 10x)  {'PASS' if collect / snap >= 10 else 'UNDER'}"
+        bench.budget_line(
+            "collect_env / snapshot ",
+            collect / snap,
+            ("python -m torch.utils.collect_env", "stackcheck snapshot --json"),
+            "budget >= 10x",
+            collect / snap >= 10,
+        )
     )
-    print(f"  pip check / preflight   = {results['pip check']['wall'] / pre:5.2f}x")
+    print(
+        bench.budget_line(
+            "pip check / preflight  ", results["pip check"]["wall"] / pre, ("pip check", preflight)
+        )
+    )
+    counts = [int(n) for n in args.scale.split(",") if n.strip()]
+    if counts:
+        scaling(stackcheck, args.profile, counts, args.scale_runs, env, bench)
+    bench.finish()
 
 
 if __name__ == "__main__":

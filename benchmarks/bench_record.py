@@ -1,31 +1,39 @@
 """What one `results record` costs, next to the floor: a plain JSON write with fsync.
 
-Measured side by side in one run (these machines are noisy; compare ratios, not seconds):
+Measured side by side in one run, interleaved record by record (these machines are noisy;
+compare ratios, not seconds):
 
-  floor     json.dumps(record) + write + fsync of a new file (what any careful logger pays)
-  store     Ledger.store(): exclusive write-once file (temp + fsync + hard link) + index row
-  record    results.record() from a script: draft checks, preflight of the declared profile on a
-            recorded snapshot, artifact hashing, dispersion, digests, ladder proof, store
-  cli       `stackcheck results record FILE --snapshot S` as a process (interpreter start included)
-  python    `python -c pass`, the interpreter start a CLI call can never beat
+  floor       json.dumps(record) + write + fsync of a new file (what any careful logger pays)
+  store       Ledger.store(): exclusive write-once file (temp + fsync + hard link) + index row
+  at hand     results.record(report=…) from a script with the preflight report at hand (or
+              judged earlier in the process): draft checks, artifact hashing, dispersion,
+              digests, git state, ladder proof, store — the budget: <= 2x the floor
+  judging     results.record() judging the profile every time (the memo cleared)
+  cli         `stackcheck results record FILE --snapshot S` as a process, and with
+              `--report R` (the report of `stackcheck preflight --json --snapshot S`)
+  python      `python -c pass`, the interpreter start a CLI call can never beat
 
-Each in-process figure is the median of N records into a fresh ledger; SQLite index unless
---ledger DSN names a PostgreSQL index.
+Everything runs from a directory outside any git checkout (the drafts declare their commit).
+SQLite index unless --ledger DSN names a PostgreSQL index. Ratios are withheld (NOISY, exit 3)
+when the machine was too busy; see _refenv.MAX_SPREAD.
 
-    python benchmarks/bench_record.py [-n 50] [--ledger postgresql://…]
+    python benchmarks/bench_record.py [-n 50] [--ledger postgresql://…] [--force]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
-import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _refenv import Bench, bench_arguments, interleave  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "tests" / "data" / "snapshots" / "h100-single.json"
@@ -67,51 +75,50 @@ def draft(i: int, raw_log: Path) -> dict:
     }
 
 
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
-
-
-def timed(fn, n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        fn(i)
-        out.append(time.perf_counter() - t)
-    return out
+RECORD_BUDGET = 2.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=50, help="records per measurement (default 50)")
     parser.add_argument("--ledger", metavar="DSN", help="index in PostgreSQL instead of SQLite")
+    bench_arguments(parser)
     args = parser.parse_args()
 
     import msgspec
 
     from stackcheck.catalog import load_catalog
     from stackcheck.environment import load_snapshot
-    from stackcheck.results import record
+    from stackcheck.judge import judge
+    from stackcheck.results import record, recording
     from stackcheck.results.ledger import Ledger
     from stackcheck.results.recording import complete, load_draft, preflight
 
     work = Path(tempfile.mkdtemp(prefix="bench-record-"))
+    atexit.register(shutil.rmtree, work, True)
+    os.chdir(work)  # outside any git checkout: the drafts' declared commit stands
     registry = work / "profiles.json"
     registry.write_text(json.dumps(REGISTRY))
     raw_log = work / "run.log"
     raw_log.write_text("step latency\n" * 2000)
     catalog = load_catalog(str(registry))
     snap = load_snapshot(str(SNAPSHOT))
-    profile = preflight("BENCH-GPU", snap, catalog=catalog)
-    completed = [complete(load_draft(draft(i, raw_log)), snap, profile, cwd=work) for i in range(args.n)]
+    report = judge(snap, command="preflight", profile=catalog.get("BENCH-GPU"))
+    report.environment["registry"] = catalog.source
+    report_file = work / "preflight.json"
+    report_file.write_bytes(msgspec.json.encode(report))
+    total = args.n + 1  # + the warm-up
+    completed = [
+        complete(load_draft(draft(i, raw_log)), snap, preflight("BENCH-GPU", snap, catalog=catalog), cwd=work)
+        for i in range(total)
+    ]
     size = len(msgspec.json.encode(completed[0]))
-
-    floor_dir = work / "floor"
-    floor_dir.mkdir()
     as_dicts = [msgspec.to_builtins(r) for r in completed]
+    (work / "floor").mkdir()
 
     def floor(i: int) -> None:
-        with open(floor_dir / f"{i}.json", "x") as fh:
-            json.dump(as_dicts[i], fh)
+        with open(work / "floor" / f"{i + 1}.json", "x") as fh:
+            json.dump(as_dicts[i + 1], fh)
             fh.flush()
             os.fsync(fh.fileno())
 
@@ -121,64 +128,101 @@ def main() -> None:
             led.reindex()
         return led
 
-    store_ledger = ledger("store")
-    record_ledger = ledger("record")
-    floor_s = timed(floor, args.n)
-    store_s = timed(lambda i: store_ledger.store(completed[i]), args.n)
-    record_s = timed(
-        lambda i: record(
-            draft(args.n + i, raw_log), snapshot=snap, ledger=record_ledger, catalog=catalog, cwd=work
-        ),
-        args.n,
+    store_ledger, at_hand_ledger, judging_ledger = ledger("store"), ledger("at-hand"), ledger("judging")
+
+    def judging(i: int) -> None:
+        recording._JUDGED.clear()
+        record(draft(2 * total + i, raw_log), snapshot=snap, ledger=judging_ledger, catalog=catalog, cwd=work)
+
+    bench = Bench(force=args.force)
+    print(
+        f"one result record ({size / 1024:.0f} KiB with its snapshot), {args.n} records each, "
+        f"{'PostgreSQL' if args.ledger else 'SQLite'} index, interleaved, medians [min-max]"
     )
+    steps = {
+        FLOOR: floor,
+        STORE: lambda i: store_ledger.store(completed[i + 1]),
+        AT_HAND: lambda i: record(
+            draft(total + i, raw_log),
+            snapshot=snap,
+            ledger=at_hand_ledger,
+            catalog=catalog,
+            cwd=work,
+            report=report,
+        ),
+        JUDGING: judging,
+    }
+    results = interleave(steps, args.n, bench, " (in-process)")
 
     cli_runs = max(5, args.n // 10)
     env = {**os.environ, "STACKCHECK_LEDGER_DIR": str(work / "cli")}
     if args.ledger:
         env["STACKCHECK_LEDGER"] = args.ledger
     drafts = []
-    for i in range(cli_runs):
+    for i in range(2 * (cli_runs + 1)):
         path = work / f"draft-{i}.json"
         path.write_text(json.dumps(draft(10_000 + i, raw_log)))
         drafts.append(path)
-    cli_s = timed(
-        lambda i: subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "stackcheck",
-                "results",
-                "record",
-                str(drafts[i]),
-                "--snapshot",
-                str(SNAPSHOT),
-                "--registry",
-                str(registry),
-            ],
-            check=True,
-            capture_output=True,
-            env=env,
-        ),
-        cli_runs,
-    )
-    python_s = timed(lambda i: subprocess.run([sys.executable, "-c", "pass"], check=True), cli_runs)
 
-    base = median_ms(floor_s)
-    index = "PostgreSQL" if args.ledger else "SQLite"
-    print(
-        f"one result record ({size / 1024:.0f} KiB with its snapshot), {args.n} records each, {index} index, medians"
+    def cli(i: int, *extra: str) -> None:
+        argv = [
+            sys.executable,
+            "-m",
+            "stackcheck",
+            "results",
+            "record",
+            str(drafts[i]),
+            "--snapshot",
+            str(SNAPSHOT),
+            "--registry",
+            str(registry),
+            *extra,
+        ]
+        subprocess.run(argv, check=True, capture_output=True, env=env, cwd=work)
+
+    results.update(
+        interleave(
+            {
+                CLI: lambda i: cli(2 * (i + 1)),
+                CLI_REPORT: lambda i: cli(2 * (i + 1) + 1, "--report", str(report_file)),
+                PYTHON: lambda i: subprocess.run([sys.executable, "-c", "pass"], check=True, cwd=work),
+            },
+            cli_runs,
+            bench,
+            " (processes)",
+        )
     )
-    print(f"{'what':<44}{'ms':>9}{'x floor':>10}")
-    for name, samples in (
-        ("floor: json.dump + fsync (new file)", floor_s),
-        ("Ledger.store (write-once file + index)", store_s),
-        ("results.record() (complete, preflight, prove)", record_s),
-        (f"stackcheck results record (process, n={cli_runs})", cli_s),
-        (f"python -c pass (process, n={cli_runs})", python_s),
-    ):
-        print(f"{name:<44}{median_ms(samples):>9.2f}{median_ms(samples) / base:>10.1f}")
-    store_ledger.index.close()
-    record_ledger.index.close()
+    print()
+
+    base = results[FLOOR]["median"]
+    print(f"{'what':<52}{'median [min-max] ms':>26}{'x floor':>9}")
+    for name, r in results.items():
+        span = f"{r['median'] * 1000:.2f} [{r['min'] * 1000:.2f}-{r['max'] * 1000:.2f}]"
+        shown = bench.ratio(r["median"] / base, name, FLOOR) if name != FLOOR else "  1.00x"
+        print(f"{name:<52}{span:>26}{shown or 'noisy':>9}")
+    print("\nbudget:")
+    value = results[AT_HAND]["median"] / base
+    print(
+        bench.budget_line(
+            "record(), preflight at hand / floor",
+            value,
+            (AT_HAND, FLOOR),
+            f"budget <= {RECORD_BUDGET:g}x",
+            value <= RECORD_BUDGET,
+        )
+    )
+    for led in (store_ledger, at_hand_ledger, judging_ledger):
+        led.index.close()
+    bench.finish()
+
+
+FLOOR = "floor: json.dump + fsync (new file)"
+STORE = "Ledger.store (write-once file + index)"
+AT_HAND = "results.record(report=…) (preflight at hand)"
+JUDGING = "results.record() judging the profile each time"
+CLI = "stackcheck results record --snapshot (process)"
+CLI_REPORT = "  … --report preflight.json (process)"
+PYTHON = "python -c pass (process)"
 
 
 if __name__ == "__main__":

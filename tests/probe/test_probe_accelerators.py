@@ -62,7 +62,13 @@ def fake_pynvml(*, init_error=None, count_error=None, gpus=None, mig_supported=T
 
 @pytest.fixture
 def fake_fs(tmp_path, monkeypatch):
-    """No driver files, no AMD device, no CUDA_VISIBLE_DEVICES unless a test adds them."""
+    """No driver files, no AMD device, no CUDA_VISIBLE_DEVICES unless a test adds them; one
+    NVIDIA device node, so that NVML is asked (tests/probe/test_fast_path_probe.py removes it)."""
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "nvidia0").write_text("")
+    monkeypatch.setattr(acc, "DEV_DIR", str(tmp_path / "dev"))
+    monkeypatch.setattr(acc, "PROCFS_DRIVER_DIR", str(tmp_path / "proc_driver_nvidia"))
+    monkeypatch.setattr(acc, "WSL_GPU_NODE", str(tmp_path / "dev" / "dxg"))
     monkeypatch.setattr(acc, "SYSFS_VERSION", str(tmp_path / "sys_version"))
     monkeypatch.setattr(acc, "PROCFS_VERSION", str(tmp_path / "proc_version"))
     monkeypatch.setattr(acc, "AMD_KFD", str(tmp_path / "kfd"))

@@ -82,22 +82,31 @@ def results():
 @snapshot_option
 @collect_env_option
 @registry_option
+@click.option(
+    "--report",
+    "report_file",
+    metavar="REPORT",
+    help="Use this `stackcheck preflight --json` report of the same --snapshot instead of judging again.",
+)
 @ledger_options
 @json_option
-def record(file, snapshot_file, collect_env_file, registry, ledger, as_json):
+def record(file, snapshot_file, collect_env_file, registry, report_file, ledger, as_json):
     """Complete a partial result FILE ('-': stdin), prove its evidence level and store it write-once.
 
     Prints the stored record's id and path. Exit 1 when the result is invalid or its
-    claimed evidence level is not proven (the message lists what is missing).
+    claimed evidence level is not proven (the message lists what is missing), or when the
+    --report judged another snapshot, profile or registry.
     """
     from stackcheck.results.recording import record as record_result
 
+    if report_file and not (snapshot_file or collect_env_file):
+        raise click.UsageError("--report needs the --snapshot FILE its preflight judged")
     snapshot = snapshot_file
     if collect_env_file:
         from stackcheck.environment import obtain_snapshot
 
         snapshot = obtain_snapshot(snapshot_file=snapshot_file, collect_env_file=collect_env_file)
-    done = record_result(file, snapshot=snapshot, ledger=ledger, registry=registry)
+    done = record_result(file, snapshot=snapshot, ledger=ledger, registry=registry, report=report_file)
     if as_json:
         emit_json(done.stored)
     else:

@@ -14,7 +14,6 @@ from packaging.version import Version
 
 from stackcheck.knowledge.archs import arch_span, cc_tuple
 from stackcheck.knowledge.base import Knowledge, cuda_minor, release_of, version
-from stackcheck.knowledge.tables import PinRow, TorchRelease
 from stackcheck.knowledge.facts import (
     cuda_torch,
     driver_fit,
@@ -24,6 +23,7 @@ from stackcheck.knowledge.facts import (
     uncovered_gpus,
 )
 from stackcheck.knowledge.match import ScopeMatch, dist_index, in_spec, no_nvidia_driver
+from stackcheck.knowledge.tables import PinRow, TorchRelease
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.requirements import marker_environment
 

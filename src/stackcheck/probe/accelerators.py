@@ -3,7 +3,9 @@
 Order of sources, cheapest first: the kernel module's version file (sysfs, then procfs) for
 the driver; NVML through nvidia-ml-py (imported lazily, called in a worker thread with a
 timeout) for the GPUs and the highest CUDA the driver supports; ``nvidia-smi`` (bounded)
-only when NVML is unavailable but a driver is there. NVML's error codes become sentences a
+only when NVML is unavailable but a driver is there. Without an NVIDIA device node
+(``/dev/nvidia*``, ``/proc/driver/nvidia``, WSL2's ``/dev/dxg``) NVML is not asked at all:
+importing nvidia-ml-py alone costs more than the rest of this section. NVML's error codes become sentences a
 user can act on. ``CUDA_VISIBLE_DEVICES`` is applied the way the CUDA runtime reads it.
 """
 
@@ -18,6 +20,9 @@ from stackcheck.probe.files import read_small
 
 SYSFS_VERSION = "/sys/module/nvidia/version"
 PROCFS_VERSION = "/proc/driver/nvidia/version"
+DEV_DIR = "/dev"  # NVIDIA device nodes: /dev/nvidia0 …, /dev/nvidiactl, /dev/nvidia-uvm
+PROCFS_DRIVER_DIR = "/proc/driver/nvidia"  # present while the kernel module is loaded
+WSL_GPU_NODE = "/dev/dxg"  # WSL2 exposes GPUs through /dev/dxg, with no /dev/nvidia* at all
 AMD_KFD = "/dev/kfd"
 AMD_SYSFS_VERSION = "/sys/module/amdgpu/version"
 NVML_TIMEOUT_S = 5.0
@@ -52,8 +57,15 @@ class NvmlFacts:
 def collect(ctx=None) -> AcceleratorSection:
     looked: list[str] = []
     driver, driver_source = driver_from_files(looked)
-    nvml = query_nvml_bounded(NVML_TIMEOUT_S)
-    looked.append("NVML (libnvidia-ml.so.1)" + (f": {nvml.error}" if nvml.error else ""))
+    asked = bool(nvidia_device_nodes())
+    if asked:
+        nvml = query_nvml_bounded(NVML_TIMEOUT_S)
+        looked.append("NVML (libnvidia-ml.so.1)" + (f": {nvml.error}" if nvml.error else ""))
+    else:
+        nvml = NvmlFacts(error="no NVIDIA device node", unavailable=True)
+        looked.append(
+            f"{os.path.join(DEV_DIR, 'nvidia*')}, {PROCFS_DRIVER_DIR}, {WSL_GPU_NODE}: none, NVML not asked"
+        )
     sec = AcceleratorSection(vendor="nvidia", driver_version=driver, driver_source=driver_source)
     cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
     sec.cuda_visible_devices = cvd
@@ -79,9 +91,8 @@ def collect(ctx=None) -> AcceleratorSection:
         amd = _amd(looked)
         if amd is not None:
             return amd
-        return AcceleratorSection(
-            status="absent", source="sysfs+nvml", looked_for=looked, cuda_visible_devices=cvd
-        )
+        source = "sysfs+nvml" if asked else "sysfs+devices"
+        return AcceleratorSection(status="absent", source=source, looked_for=looked, cuda_visible_devices=cvd)
     else:
         sec.status, sec.source, sec.error = ("timeout" if nvml.code == 10 else "failed"), "nvml", nvml.error
     apply_visible_devices(sec.gpus, cvd)
@@ -106,6 +117,19 @@ def driver_from_files(looked: list[str] | None = None) -> tuple[str, str]:
             if len(parts) >= 2 and all(p.isdigit() for p in parts) and "Kernel Module" in text:
                 return token, "procfs"
     return "", ""
+
+
+def nvidia_device_nodes() -> list[str]:
+    """The NVIDIA device nodes here (a few stats and one listing of /dev): without one, NVML
+    has nothing to talk to. On Windows, where there are no such nodes, NVML is always asked."""
+    if os.name == "nt":
+        return ["(windows)"]
+    found = [p for p in (PROCFS_DRIVER_DIR, WSL_GPU_NODE) if os.path.exists(p)]
+    try:
+        names = os.listdir(DEV_DIR)
+    except OSError:
+        names = []
+    return found + sorted(os.path.join(DEV_DIR, n) for n in names if n.startswith("nvidia"))
 
 
 def query_nvml_bounded(timeout: float) -> NvmlFacts:

@@ -3,6 +3,10 @@
 torch wheels bring their own CUDA runtime, so nvcc only matters when compiling (flash-attn,
 DeepSpeed ops, vLLM from source) — the note says so. The toolkit's version is read from its
 ``version.json`` / ``version.txt`` when present; ``nvcc --version`` runs only otherwise.
+What a compiler says about its version is kept in the probe's cache directory, keyed by the
+compiler binary's resolved path, mtime and size, so ``gcc -dumpfullversion`` runs once per
+installed compiler, not once per probe (wrapper scripts and ccache-style launchers, whose
+file does not change when the compiler behind them does, are asked every time).
 """
 
 from __future__ import annotations
@@ -11,12 +15,16 @@ import json
 import os
 import re
 import shutil
+import sys
 
 from stackcheck.models.snapshot import Tool, ToolchainSection
 
 NVCC_NOTE = "system CUDA toolkit; torch uses its own bundled runtime"
 TOOL_TIMEOUT_S = 5.0
 _NVCC_RELEASE = re.compile(r"release\s+[\d.]+,\s+V([\d.]+)")
+CACHE_FILE = "toolchain.json"
+CACHE_ENTRIES = 64  # compilers remembered at most (oldest dropped)
+_COMPILER_NAME = re.compile(r"(^|[-_])(gcc|nvcc)([-_.]?[\d.]*)?(\.exe)?$")
 
 
 def collect(ctx=None) -> ToolchainSection:
@@ -92,20 +100,97 @@ def _nvcc_wheel_version(root: str) -> str:
 
 
 def _nvcc_version(path: str) -> str:
-    from stackcheck.probe.proc import run
+    def ask() -> tuple[str, str]:
+        from stackcheck.probe.proc import run
 
-    done = run([path, "--version"], timeout=TOOL_TIMEOUT_S)
-    match = _NVCC_RELEASE.search(done.stdout)
-    return match.group(1) if match else ""
+        done = run([path, "--version"], timeout=TOOL_TIMEOUT_S)
+        match = _NVCC_RELEASE.search(done.stdout)
+        return (match.group(1), "") if match else ("", "nvcc --version: no release number")
+
+    return cached_version(path, "--version", ask)[0]
 
 
 def find_gcc() -> Tool | None:
-    from stackcheck.probe.proc import run
-
     path = shutil.which("gcc")
     if path is None:
         return None
-    done = run([path, "-dumpfullversion", "-dumpversion"], timeout=TOOL_TIMEOUT_S)
-    version = done.stdout.strip().splitlines()[0] if done.ok and done.stdout.strip() else ""
-    note = "" if done.ok else (done.error or "gcc -dumpfullversion failed")
+
+    def ask() -> tuple[str, str]:
+        from stackcheck.probe.proc import run
+
+        done = run([path, "-dumpfullversion", "-dumpversion"], timeout=TOOL_TIMEOUT_S)
+        version = done.stdout.strip().splitlines()[0] if done.ok and done.stdout.strip() else ""
+        return version, "" if version else (done.error or "gcc -dumpfullversion failed")
+
+    version, note = cached_version(path, "-dumpfullversion", ask)
     return Tool(path=path, version=version, note=note)
+
+
+def cached_version(path: str, question: str, ask) -> tuple[str, str]:
+    """``ask()`` → (version, note), answered from the cache while the binary that ``path``
+    resolves to keeps its mtime and size. Only answers with a version are kept (a timeout
+    is asked again next time)."""
+    key = _cache_key(path, question)
+    cache = _cache_file() if key else None
+    entries = _read_cache(cache) if cache else {}
+    hit = entries.get(key) if key else None
+    if isinstance(hit, list) and len(hit) == 2 and all(isinstance(x, str) for x in hit):
+        return hit[0], hit[1]
+    version, note = ask()
+    if cache and version:
+        entries.pop(key, None)
+        entries[key] = [version, note]
+        _write_cache(cache, dict(list(entries.items())[-CACHE_ENTRIES:]))
+    return version, note
+
+
+def _cache_key(path: str, question: str) -> str | None:
+    """ "<resolved path>|<mtime ns>|<size>|<question>", or None where the file does not say
+    which compiler runs: not found, a script (``#!``), a launcher not named like the compiler
+    (ccache), macOS's /usr/bin shims (they run whatever Xcode is selected)."""
+    real = os.path.realpath(path)
+    if sys.platform == "darwin" and real.startswith("/usr/bin/"):
+        return None
+    try:
+        st = os.stat(real)
+        with open(real, "rb") as fh:
+            script = fh.read(2) == b"#!"
+    except OSError:
+        return None
+    if script or not _COMPILER_NAME.search(os.path.basename(real)):
+        return None
+    return f"{real}|{st.st_mtime_ns}|{st.st_size}|{question}"
+
+
+def _cache_file() -> str | None:
+    from stackcheck.probe.interpreter import cache_root
+
+    root = cache_root()
+    return os.path.join(root, CACHE_FILE) if root else None
+
+
+def _read_cache(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(1 << 20).decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    entries = data.get("entries") if isinstance(data, dict) else None
+    return dict(entries) if isinstance(entries, dict) else {}
+
+
+def _write_cache(path: str, entries: dict) -> None:
+    """Atomically, readable by its owner only (mode 0600); a cache that cannot be written
+    is only slower."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"entries": entries}, fh)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from stackcheck.errors import InputError, Refused
+from stackcheck.models.finding import Report
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_snapshot, redact_value
 from stackcheck.results import ladder
@@ -103,23 +104,31 @@ def record(
     registry: str | None = None,
     catalog: Any = None,
     cwd: str | os.PathLike | None = None,
+    report: Report | str | os.PathLike | None = None,
 ) -> Recorded:
     """Complete, prove and store one result (the Python API of ``stackcheck results record``).
 
     ``snapshot`` defaults to a snapshot of the live environment; ``catalog`` to
     ``stackcheck.catalog.load_catalog(registry, cwd)``; ``ledger`` to the default ledger.
-    Artifact paths are relative to ``cwd``. Raises Refused when the claimed evidence level
-    is not proven, InputError for unreadable input.
+    Artifact paths are relative to ``cwd``. ``report``: a preflight Report of the declared
+    profile on this same snapshot (or the file ``stackcheck preflight --json`` wrote), used
+    instead of judging again. Raises Refused when the claimed evidence level is not proven
+    or the report is of another snapshot, InputError for unreadable input.
     """
+    from stackcheck.environment import snapshot_digest
+
     cwd = Path(cwd or os.getcwd())
     d = load_draft(draft)
     snap = _snapshot(snapshot)
+    digest = snapshot_digest(snap)
     own_ledger = ledger is None
     ledger = ledger or Ledger(default_root(cwd))
     try:
-        rec = complete(
-            d, snap, preflight(d.profile, snap, registry=registry, catalog=catalog, cwd=cwd), cwd=cwd
-        )
+        if report is None:
+            judged = preflight(d.profile, snap, registry=registry, catalog=catalog, cwd=cwd, digest=digest)
+        else:
+            judged = from_report(report, d.profile, digest, registry=registry, catalog=catalog, cwd=cwd)
+        rec = complete(d, snap, judged, cwd=cwd, digest=digest)
         lacking = ladder.missing(rec, rec.evidence, ledger)
         if lacking:
             raise Refused(
@@ -133,33 +142,125 @@ def record(
             ledger.index.close()
 
 
+# Preflight verdicts already judged in this process: (snapshot digest, profile, registry
+# digest, registry source) → (reference, scope). Checks are pure functions of snapshot,
+# profile and knowledge, so a second record of the same environment need not judge again.
+_JUDGED: dict[tuple[str, str, str, str], tuple[ProfileRef, str]] = {}
+_JUDGED_MAX = 16
+
+
 def preflight(
-    profile_id: str, snapshot: Snapshot, *, registry=None, catalog=None, cwd=None
+    profile_id: str, snapshot: Snapshot, *, registry=None, catalog=None, cwd=None, digest: str | None = None
 ) -> tuple[ProfileRef, str]:
-    """The declared profile judged on the snapshot → (reference with verdict, evidence scope)."""
+    """The declared profile judged on the snapshot → (reference with verdict, evidence scope).
+    Judged once per process for one (snapshot, profile, registry); ``digest`` is the
+    snapshot's digest when the caller has it."""
+    from stackcheck.environment import snapshot_digest
     from stackcheck.judge import judge
 
-    if catalog is None:
-        from stackcheck.catalog import load_catalog
-
-        catalog = load_catalog(registry=registry, cwd=cwd)
+    catalog = _catalog(catalog, registry, cwd)
     profile = catalog.get(profile_id)  # InputError naming the registry for an unknown ID
-    report = judge(snapshot, command="preflight", profile=profile)
-    ref = ProfileRef(
-        id=profile.id,
+    key = (digest or snapshot_digest(snapshot), profile.id, catalog.digest, catalog.source)
+    if key not in _JUDGED:
+        report = judge(snapshot, command="preflight", profile=profile)
+        while len(_JUDGED) >= _JUDGED_MAX:
+            del _JUDGED[next(iter(_JUDGED))]
+        _JUDGED[key] = (_profile_ref(profile.id, catalog, report), profile.evidence_scope)
+    ref, scope = _JUDGED[key]
+    return msgspec.structs.replace(ref, failing_checks=list(ref.failing_checks)), scope
+
+
+def from_report(
+    report: Report | str | os.PathLike, profile_id: str, digest: str, *, registry=None, catalog=None, cwd=None
+) -> tuple[ProfileRef, str]:
+    """The preflight verdict a Report (or the file of ``stackcheck preflight --json``) gives
+    for ``profile_id`` on the snapshot whose digest is ``digest``: refused (one line) when it
+    judged another snapshot, profile or registry, or skipped checks."""
+    where = "preflight report"
+    if not isinstance(report, Report):
+        from stackcheck.fileio import load_json
+
+        where = str(report)
+        report = load_json(report, Report, "preflight report")
+    if report.kind != "preflight":
+        raise InputError(
+            f"{where}: kind: expected a preflight report (stackcheck preflight --json), got {report.kind!r}"
+        )
+    catalog = _catalog(catalog, registry, cwd)
+    profile = catalog.get(profile_id)
+    problem = _report_problem(report, profile.id, digest, catalog.source)
+    if problem:
+        raise Refused(f"{where}: not this result's preflight: {problem}")
+    return _profile_ref(profile.id, catalog, report), profile.evidence_scope
+
+
+SKIPPED_BY_USER = "skipped by --skip"  # the reason stackcheck.checks.registry.run_checks gives
+
+
+def _report_problem(report: Report, profile_id: str, digest: str, registry_source: str) -> str:
+    """Why ``report`` is not the preflight of this result, or ""."""
+    from stackcheck.models.finding import worst
+
+    if report.profile != profile_id:
+        return f"it judged profile {report.profile!r}, the result declares {profile_id!r}"
+    if report.snapshot_digest != digest:
+        return (
+            f"it judged snapshot {report.snapshot_digest[:19] or '(none)'}…, the result's is {digest[:19]}…;"
+            " run preflight and record on one snapshot (--snapshot FILE)"
+        )
+    used = report.environment.get("registry", "")
+    if not _same_source(used, registry_source):
+        return f"it used registry {used or '(unknown)'}, the result {registry_source}"
+    skipped = sorted({c.id for c in report.checks if c.verdict == "skipped" and c.reason == SKIPPED_BY_USER})
+    if skipped:
+        return f"it skipped {', '.join(skipped)} (--skip)"
+    if not report.checks:
+        return "it has no checks"
+    if report.verdict != worst(c.verdict for c in report.checks):
+        return f"its verdict {report.verdict!r} is not the worst of its checks"
+    return ""
+
+
+def _same_source(a: str, b: str) -> bool:
+    """One registry: the same text ("builtin"), or paths to the same file."""
+    if a == b:
+        return True
+    try:
+        return bool(a and b) and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _catalog(catalog, registry, cwd):
+    if catalog is not None:
+        return catalog
+    from stackcheck.catalog import load_catalog
+
+    return load_catalog(registry=registry, cwd=cwd)
+
+
+def _profile_ref(profile_id: str, catalog, report: Report) -> ProfileRef:
+    return ProfileRef(
+        id=profile_id,
         registry_digest=catalog.digest,
         registry_source=catalog.source,
         verdict=report.verdict,
         failing_checks=sorted({c.id for c in report.checks if c.verdict in ("warning", "blocked", "error")}),
     )
-    return ref, profile.evidence_scope
 
 
 def complete(
-    draft: Draft, snapshot: Snapshot, profile: tuple[ProfileRef, str], *, cwd: Path, now: str | None = None
+    draft: Draft,
+    snapshot: Snapshot,
+    profile: tuple[ProfileRef, str],
+    *,
+    cwd: Path,
+    now: str | None = None,
+    digest: str | None = None,
 ) -> ResultRecord:
-    """Everything a record carries besides the user's claim; pure except for hashing artifacts.
-    The record is redacted (stackcheck.redaction) before its digests are taken: a write-once
+    """Everything a record carries besides the user's claim; pure except for hashing artifacts
+    and reading the git state. ``digest``: the snapshot's digest when the caller has it. The
+    record is redacted (stackcheck.redaction) before its digests are taken: a write-once
     record can never lose a secret once stored, so none gets in (free text such as notes,
     failure_reason, backend args, the snapshot however it was obtained)."""
     from stackcheck import __version__
@@ -183,7 +284,7 @@ def complete(
         created_at=now or utc_now(),
         profile=ref,
         snapshot=snapshot,
-        snapshot_digest=snapshot_digest(snapshot),
+        snapshot_digest=digest or snapshot_digest(snapshot),
         git=resolve_git(draft.git, git_state(cwd)),
         stackcheck_version=__version__,
     )
@@ -253,18 +354,19 @@ def resolve_git(declared: GitState | None, observed: GitState) -> GitState:
 
 
 def git_state(cwd: Path) -> GitState:
-    """The commit and cleanliness of the working tree the result was recorded from."""
-    from stackcheck.probe.proc import run
+    """The commit and cleanliness (untracked files count) of the working tree the result was
+    recorded from. Outside a repository (no ``.git`` above ``cwd``) git is not started."""
+    from stackcheck.probe import git
 
-    head = run(["git", "-C", str(cwd), "rev-parse", "HEAD"], timeout=10)
-    if not head.ok:
+    found = git.find_repository(str(cwd))
+    if found is None:
         return GitState()
-    status = run(["git", "-C", str(cwd), "status", "--porcelain"], timeout=30)
-    return GitState(
-        commit=head.stdout.strip(),
-        dirty=bool(status.stdout.strip()) if status.ok else None,
-        source="observed",
-    )
+    root, git_dir = found
+    commit = git.head(root, git_dir)[1]
+    if not commit:
+        return GitState()
+    dirty, _ = git.dirty(root, untracked=True, timeout=30)
+    return GitState(commit=commit, dirty=dirty, source="observed")
 
 
 def _snapshot(snapshot: Snapshot | str | os.PathLike | None) -> Snapshot:
