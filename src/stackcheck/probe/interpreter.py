@@ -172,6 +172,8 @@ class _Listing(frozenset):
     (``_C.cpython-311-x86_64-linux-gnu.so`` → ``_C``), so that a missing module costs a set
     lookup, not a scan of the directory (5,000 of them made a scan quadratic)."""
 
+    extension_stems: frozenset
+
     def __new__(cls, names):
         self = super().__new__(cls, names)
         self.extension_stems = frozenset(n.split(".", 1)[0] for n in self if n.endswith((".so", ".pyd")))
