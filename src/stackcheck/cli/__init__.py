@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kernel": ("kernel:kernel", "Register and check Jupyter kernels for this environment."),
     "schema": ("schema:schema", "Print or write the JSON Schemas of the contracts."),
     "knowledge": ("knowledge:knowledge", "Maintain the knowledge base: refresh its tables from the package indexes."),
+    "mine": ("mine:mine", "Mine CI logs into verifiable rules: ingest, rules, summary, verify."),
 }
 
 

@@ -51,6 +51,21 @@ verbose_option = click.option("-v", "--verbose", is_flag=True, help="Show ok and
 deep_option = click.option("--deep", is_flag=True, help="Also import torch in a child process (with a timeout) for device facts.")
 
 
+def _use_rules(ctx, param, value):
+    if value:
+        from stackcheck.knowledge import use_rule_files
+
+        use_rule_files(value)
+        ctx.call_on_close(lambda: use_rule_files(()))
+    return value
+
+
+rules_option = click.option(
+    "--rules", multiple=True, metavar="FILE", callback=_use_rules, expose_value=False,
+    help="Also use the knowledge rules of FILE (a rule file or a folder of them, e.g. from `stackcheck mine rules`).",
+)
+
+
 def judging_options(fn):
     """The options every environment-judging command shares (preflight, doctor): where the
     facts come from, which checks to skip, and how to print and exit."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option
+from stackcheck.cli.common import emit_json, finish, json_option, rules_option
 
 
 @click.command()
@@ -12,6 +12,7 @@ from stackcheck.cli.common import emit_json, finish, json_option
 @click.option("--list", "list_all", is_flag=True, help="List every check ID with its title.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print the whole check reference as Markdown (docs/checks.md).")
 @click.option("-o", "--output", metavar="FILE", help="With --markdown: write the reference to FILE (atomically).")
+@rules_option
 @json_option
 def explain(check_id, list_all, as_markdown, output, as_json):
     """Explain a check ID (PY001, PKG003, ISO002, GPU004, CUDA002, KB017 …).

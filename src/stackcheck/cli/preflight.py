@@ -13,6 +13,7 @@ from stackcheck.cli.common import (
     judge_environment,
     judging_options,
     registry_option,
+    rules_option,
 )
 
 
@@ -21,6 +22,7 @@ from stackcheck.cli.common import (
               help="Profile to check against (see --list-profiles).")
 @click.option("--list-profiles", is_flag=True, help="List the profiles of the registry in use and exit.")
 @registry_option
+@rules_option
 @deep_option
 @judging_options
 def preflight(profile_id, list_profiles, registry, python_path, kernel_name, snapshot_file, collect_env_file, deep, skip, as_json, as_markdown, verbose, strict):
