@@ -96,7 +96,7 @@ def facts_from_job_name(name: str) -> tuple[str, dict[str, str]]:
     else:
         words = []
         for word in name.split():
-            kind = _classify(word) if not _PACKAGE.match(word) else None
+            kind = _classify(word)  # in free text only the unmistakable kinds, no package-like words
             if kind and kind[0] in ("os", "arch", "python", "torch_cuda") and kind[0] not in facts:
                 facts[kind[0]] = kind[1]
                 words.append(f"<{kind[0]}>")

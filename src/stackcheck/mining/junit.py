@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 from stackcheck.errors import InputError
 from stackcheck.mining.inputs import LogFile
-from stackcheck.mining.pytest_output import parse_longrepr
+from stackcheck.mining.pytest_output import _EXC_MESSAGE, parse_longrepr
 from stackcheck.mining.signature import Failure
 
 __all__ = ["read_junit"]
@@ -55,6 +55,10 @@ def read_junit(log: LogFile) -> tuple[list[Failure], int]:
                 exception = child.get("type") or ""
                 if exception and message.startswith(f"{exception}: "):
                     message = message[len(exception) + 2:]
+                elif not exception:
+                    m = _EXC_MESSAGE.match(message)
+                    if m:
+                        exception, message = m.group(1), m.group(2)
                 failure = Failure(exception, message.splitlines()[0] if message else "", test=test)
             failure.kind = "junit"
             failures.append(failure)

@@ -35,7 +35,7 @@ _GENERIC: tuple[tuple[str, str], ...] = (
     ("PATH", r"(?<![\w.])(?:[A-Za-z]:)?(?:[\\/][\w.+@~-]+){2,}[\\/]?"),
     ("TMP", r"\btmp[a-z0-9_]{6,}\b"),
     ("HEX", r"\b0[xX][0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b"),
-    ("RANK", r"\brank\s*[:=]?\s*\d+\b"),
+    ("RANK", r"\brank\d+\b"),  # rank3, [rank0]: (a separate number is a number anyway)
     # the number after these words is an error code: kept
     ("CODE", r"\b(?:code|errno|signal|exit status)\s*[:=]?\s*-?\d+\b"),
     # a number, with or without a unit glued to it (12ms, 3.5GiB): the unit stays
@@ -98,6 +98,7 @@ _TOKEN_RE = {
     "<TMP>": r"tmp\w+", "<HEX>": r"\w+", "<NUM>": r"[-+]?\d+(?:[.,]\d+)*", WILDCARD: r"\S+",
 }
 _SPLIT = re.compile(r"(<(?:TS|URL|UUID|IP|PATH|TMP|HEX|NUM|\*)>|\s+)")
+_SONAME = re.compile(r"^lib[\w+-]*\.so")
 
 
 def template_regex(template: str, *, loose: bool = False, max_chars: int = 240) -> str:
@@ -119,6 +120,8 @@ def template_regex(template: str, *, loose: bool = False, max_chars: int = 240) 
                 break
             used += len(part)
             piece = re.escape(part)
+            if _SONAME.match(part):  # the mask kept a library's name and dropped its folder
+                piece = r"(?:\S*/)?" + piece
         if out and piece == out[-1] and piece in (r"\s+", r".+?"):
             continue
         out.append(piece)
