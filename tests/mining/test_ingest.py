@@ -224,6 +224,7 @@ def test_an_unreadable_sidecar_line_names_file_and_line(tmp_path, capsys):
     ('{"job": "t", "attempt": 0}', "line 1: attempt: expected a whole number >= 1, found 0"),
     ('{"job": "t", "outcome": "maybe"}', "line 1: outcome: expected failed or passed (or success/failure), found 'maybe'"),
     ('{"job": "t", "log": "missing.txt"}', "line 1: log: no such file"),
+    ("[" * 100_000 + "]" * 100_000, "line 1: JSON nested too deeply; expected one flat object a line"),
 ])
 def test_sidecar_fields_are_checked(tmp_path, line, problem):
     (tmp_path / "runs.jsonl").write_text(line + "\n")

@@ -94,6 +94,8 @@ def read_sidecar(path: Path) -> list[_Entry]:
                 obj = json.loads(raw)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise InputError(f"{where}: not JSON ({exc}); expected one object a line") from None
+            except RecursionError:
+                raise InputError(f"{where}: JSON nested too deeply; expected one flat object a line") from None
             if not isinstance(obj, dict):
                 raise InputError(f"{where}: expected a JSON object, found {type(obj).__name__}")
             entry = _entry(where, n, obj)

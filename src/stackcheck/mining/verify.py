@@ -61,8 +61,8 @@ def _labels(directory: Path) -> list[tuple[int, dict]]:
                 continue
             try:
                 obj = json.loads(raw)
-            except ValueError as exc:
-                raise InputError(f"{path}: line {n}: not JSON ({exc})") from None
+            except (ValueError, RecursionError) as exc:
+                raise InputError(f"{path}: line {n}: not JSON ({type(exc).__name__}: {exc})") from None
             if not isinstance(obj, dict) or not isinstance(obj.get("log"), str):
                 raise InputError(f"{path}: line {n}: expected an object with a 'log' path")
             if not isinstance(obj.get("group"), str) and obj.get("outcome") != "passed":
