@@ -142,3 +142,23 @@ def test_sidecar_env_and_cells():
         "python": "3.11.7", "pkg:numpy": "2.0.2", "os": "debian-12", "pkg:torch": "2.3", "platform": "linux"}
     assert cell_of({"b": "1", "a": "2"}) == cell_of({"a": "2", "b": "1"})
     assert cell_of({"a": "1"})[0] != cell_of({"a": "2"})[0]
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_LINES = st.lists(st.one_of(
+    st.text(max_size=120),
+    st.sampled_from(["Traceback (most recent call last):", '  File "a/b.py", line 3, in f', "ValueError: x",
+                     "=" * 10 + " FAILURES " + "=" * 10, "_" * 5 + " test_a " + "_" * 5, "E   KeyError: 'k'",
+                     "a/b.py:3: KeyError", "FAILED t.py::test_a - KeyError: 'k'", "##[error]Process completed with exit code 2.",
+                     "=" * 5 + " 1 failed in 0.1s " + "=" * 5, "numpy==2.0.2", "Successfully installed x-1"]),
+), max_size=60)
+
+
+@settings(max_examples=200)
+@given(_LINES)
+def test_any_log_scans_to_a_result(lines):
+    scan = scan_lines([" ".join(line.split()) if "\n" in line or "\r" in line else line for line in lines])
+    assert scan.lines == len(lines)
+    for f in scan.failures.values():
+        assert len(f.key) == 16 and 1 <= f.line <= len(lines)
