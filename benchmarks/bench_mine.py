@@ -25,7 +25,6 @@ import argparse
 import csv
 import gc
 import importlib.util
-import io
 import json
 import os
 import random
@@ -55,7 +54,11 @@ LOGHUB = {
     "Thunderbird": ([r"(\d+\.){3}\d+"], 0.5, 4),
     "Windows": ([r"0x.*?\s"], 0.7, 5),
     "Linux": ([r"(\d+\.){3}\d+", r"\d{2}:\d{2}:\d{2}"], 0.39, 6),
-    "Android": ([r"(/[\w-]+)+", r"([\w-]+\.){2,}[\w-]+", r"\b(\-?\+?\d+)\b|\b0[Xx][a-fA-F\d]+\b|\b[a-fA-F\d]{4,}\b"], 0.2, 6),
+    "Android": (
+        [r"(/[\w-]+)+", r"([\w-]+\.){2,}[\w-]+", r"\b(\-?\+?\d+)\b|\b0[Xx][a-fA-F\d]+\b|\b[a-fA-F\d]{4,}\b"],
+        0.2,
+        6,
+    ),
     "HealthApp": ([], 0.2, 4),
     "Apache": ([r"(\d+\.){3}\d+"], 0.5, 4),
     "Proxifier": ([r"<\d+\ssec", r"([\w-]+\.)+[\w-]+(:\d+)?", r"\d{2}:\d{2}(:\d{2})*", r"[KGTM]B"], 0.6, 3),
@@ -164,7 +167,13 @@ def bench_throughput(args, tmp: Path) -> dict:
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(folder.rglob("*.txt")):
             zf.write(path, path.relative_to(folder).as_posix())
-    rows = {"drain3": [], "ours_every_line": [], "mining_scan": [], "mining_scan_zip": [], "mining_ingest": []}
+    rows = {
+        "drain3": [],
+        "ours_every_line": [],
+        "mining_scan": [],
+        "mining_scan_zip": [],
+        "mining_ingest": [],
+    }
     scanned = 0
     for i in range(args.rounds):  # interleaved
         rows["drain3"].append(drain3_alone(sample))
@@ -186,7 +195,9 @@ def bench_throughput(args, tmp: Path) -> dict:
     (n1, peak1), (n8, peak8) = peak_scan(once), peak_scan(big)
     med = {k: statistics.median(v) for k, v in rows.items()}
     return {
-        "lines_all_files": len(lines), "lines_scanned": scanned, "drain3_sample": len(sample),
+        "lines_all_files": len(lines),
+        "lines_scanned": scanned,
+        "drain3_sample": len(sample),
         "lines_per_s": {k: round(v) for k, v in med.items()},
         "rounds": {k: [round(x) for x in v] for k, v in rows.items()},
         "vs_drain3": {k: round(v / med["drain3"], 1) for k, v in med.items()},
@@ -198,7 +209,9 @@ def bench_throughput(args, tmp: Path) -> dict:
 
 
 def loghub(root: Path, system: str) -> tuple[list[str], list[str]]:
-    with open(root / "loghub" / system / f"{system}_2k.log_structured.csv", newline="", encoding="utf-8") as fh:
+    with open(
+        root / "loghub" / system / f"{system}_2k.log_structured.csv", newline="", encoding="utf-8"
+    ) as fh:
         rows = list(csv.DictReader(fh))
     return [r["Content"] for r in rows], [r["EventId"] for r in rows]
 
@@ -224,8 +237,11 @@ def bench_loghub(args, tmp: Path) -> dict:
         ga_ours = grouping_accuracy([ours.add(x) for x in lines], truth)
         plain = TemplateMiner()
         ga_plain = grouping_accuracy([plain.add(x) for x in lines], truth)
-        out[system] = {"drain3_benchmark": round(ga_d3, 3), "ours_benchmark": round(ga_ours, 3),
-                       "ours_defaults": round(ga_plain, 3)}
+        out[system] = {
+            "drain3_benchmark": round(ga_d3, 3),
+            "ours_benchmark": round(ga_ours, 3),
+            "ours_defaults": round(ga_plain, 3),
+        }
     mean = {k: round(statistics.mean(v[k] for v in out.values()), 4) for k in next(iter(out.values()))}
     return {"systems": out, "mean": mean}
 
@@ -253,8 +269,13 @@ def bench_logchunks(args, tmp: Path) -> dict:
         found_triage += any(chunk[0] in line for line in t)
         found_mining += any(chunk[0] in line for line in m)
         kept_t, kept_m, total = kept_t + len(t), kept_m + len(m), total + len(lines)
-    return {"examples": n, "found_triage": round(found_triage / n, 3), "found_mining": round(found_mining / n, 3),
-            "kept_triage": round(kept_t / total, 3), "kept_mining": round(kept_m / total, 3)}
+    return {
+        "examples": n,
+        "found_triage": round(found_triage / n, 3),
+        "found_mining": round(found_mining / n, 3),
+        "kept_triage": round(kept_t / total, 3),
+        "kept_mining": round(kept_m / total, 3),
+    }
 
 
 # ----- 4. mine rules over 10,000 jobs -------------------------------------------------------------
@@ -276,9 +297,11 @@ def real_failure_lines(tmp: Path) -> list[tuple[str, str]]:
             seen.add(line)
             m = re.match(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.+)$", line)
             out.append((m.group(1), m.group(2)) if m else ("", line))
-    out += [("AttributeError", "`np.float_` was removed in the NumPy 2.0 release. Use `np.float64` instead."),
-            ("AttributeError", "module 'numpy' has no attribute 'product'"),
-            ("AssertionError", "tpu is never the default device")]
+    out += [
+        ("AttributeError", "`np.float_` was removed in the NumPy 2.0 release. Use `np.float64` instead."),
+        ("AttributeError", "module 'numpy' has no attribute 'product'"),
+        ("AssertionError", "tpu is never the default device"),
+    ]
     return out
 
 
@@ -287,18 +310,38 @@ def synthetic_records(n_jobs: int, pool: list[tuple[str, str]], seed: int = 7):
     from stackcheck.mining.signature import Failure
 
     rng = random.Random(seed)
-    cells = [{"python": py, "pkg:numpy": np_, "os": os_, "platform": "windows" if os_.startswith("win") else "linux"}
-             for py in ("3.10.14", "3.11.9", "3.12.4") for np_ in ("1.26.4", "2.0.2", "2.2.6")
-             for os_ in ("ubuntu-22.04", "windows-2022")]
-    conditions = [lambda c: c["pkg:numpy"] >= "2", lambda c: c["platform"] == "windows",
-                  lambda c: c["python"] >= "3.12", lambda c: True]
+    cells = [
+        {
+            "python": py,
+            "pkg:numpy": np_,
+            "os": os_,
+            "platform": "windows" if os_.startswith("win") else "linux",
+        }
+        for py in ("3.10.14", "3.11.9", "3.12.4")
+        for np_ in ("1.26.4", "2.0.2", "2.2.6")
+        for os_ in ("ubuntu-22.04", "windows-2022")
+    ]
+    conditions = [
+        lambda c: c["pkg:numpy"] >= "2",
+        lambda c: c["platform"] == "windows",
+        lambda c: c["python"] >= "3.12",
+        lambda c: True,
+    ]
     causes = []
     for i in range(55):  # 40 environment-bound (2 a family), 10 flaky, 5 code bugs
         kind = "env" if i < 40 else "flaky" if i < 50 else "bug"
         exc, msg = pool[rng.randrange(len(pool))]
-        causes.append({"family": f"job-{i % 20 if kind == 'env' else i % 10:02d}", "kind": kind,
-                       "when": conditions[i % 3] if kind == "env" else conditions[3],
-                       "p": 0.2 if kind == "flaky" else 1.0, "exc": exc, "msg": msg, "test": f"tests/test_{i}.py::test_{i}"})
+        causes.append(
+            {
+                "family": f"job-{i % 20 if kind == 'env' else i % 10:02d}",
+                "kind": kind,
+                "when": conditions[i % 3] if kind == "env" else conditions[3],
+                "p": 0.2 if kind == "flaky" else 1.0,
+                "exc": exc,
+                "msg": msg,
+                "test": f"tests/test_{i}.py::test_{i}",
+            }
+        )
     records = []
     for j in range(n_jobs):
         family = f"job-{rng.randrange(20):02d}"
@@ -307,11 +350,23 @@ def synthetic_records(n_jobs: int, pool: list[tuple[str, str]], seed: int = 7):
         for c in causes:
             if c["family"] == family and c["when"](facts) and rng.random() < c["p"]:
                 msg = re.sub(r"\d+", lambda m: str(rng.randrange(10 ** len(m.group(0)))), c["msg"])
-                failures.append(Failure(c["exc"], msg, (f"src/{family}.py:run",), test=c["test"], kind="pytest"))
+                failures.append(
+                    Failure(c["exc"], msg, (f"src/{family}.py:run",), test=c["test"], kind="pytest")
+                )
         run = f"{10000 + j // 100}"
-        records.append(JobRecord(run=run, job=f"{family} ({facts['os']}, {facts['python'][:4]}, numpy-{facts['pkg:numpy']}) #{j}",
-                                 attempt=1 + (j % 100) // 50, family=family, outcome="failed" if failures else "passed",
-                                 facts=facts, failures=failures, counts={f.key: 1 for f in failures}, lines=200))
+        records.append(
+            JobRecord(
+                run=run,
+                job=f"{family} ({facts['os']}, {facts['python'][:4]}, numpy-{facts['pkg:numpy']}) #{j}",
+                attempt=1 + (j % 100) // 50,
+                family=family,
+                outcome="failed" if failures else "passed",
+                facts=facts,
+                failures=failures,
+                counts={f.key: 1 for f in failures},
+                lines=200,
+            )
+        )
     return records
 
 
@@ -334,10 +389,17 @@ def time_rules(url: str, records) -> dict:
     kinds = {}
     for r in mined.rules.rules:
         kinds[r.mined.reproducibility] = kinds.get(r.mined.reproducibility, 0) + 1
-    return {"jobs": mined.jobs, "failed": mined.failed_jobs, "rules": len(mined.rules.rules),
-            "separated": sum(r.mined.separated for r in mined.rules.rules), "reproducibility": kinds,
-            "coverage": mined.coverage, "ingest_s": round(ingest_s, 2), "rules_s": round(rules_s, 2),
-            "rules_peak_mib": round(peak / 2**20, 1)}
+    return {
+        "jobs": mined.jobs,
+        "failed": mined.failed_jobs,
+        "rules": len(mined.rules.rules),
+        "separated": sum(r.mined.separated for r in mined.rules.rules),
+        "reproducibility": kinds,
+        "coverage": mined.coverage,
+        "ingest_s": round(ingest_s, 2),
+        "rules_s": round(rules_s, 2),
+        "rules_peak_mib": round(peak / 2**20, 1),
+    }
 
 
 def bench_rules(args, tmp: Path) -> dict:
@@ -360,15 +422,24 @@ def bench_rules(args, tmp: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", default="throughput,loghub,logchunks,rules")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--drain3-lines", type=int, default=0, help="Drain3 on an even sample of N lines (0: all)")
+    parser.add_argument(
+        "--drain3-lines", type=int, default=0, help="Drain3 on an even sample of N lines (0: all)"
+    )
     parser.add_argument("--jobs", type=int, default=10000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = {"core": one_core()}
-    benches = {"throughput": bench_throughput, "loghub": bench_loghub, "logchunks": bench_logchunks, "rules": bench_rules}
+    benches = {
+        "throughput": bench_throughput,
+        "loghub": bench_loghub,
+        "logchunks": bench_logchunks,
+        "rules": bench_rules,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only.split(","):
             results[name] = benches[name](args, Path(tmp))
@@ -382,25 +453,43 @@ def main() -> None:
 def report(name: str, r: dict) -> None:
     if name == "throughput":
         lps = r["lines_per_s"]
-        print(f"throughput ({r['lines_scanned']} job-log lines scanned; every-line miners on {r['lines_all_files']} "
-              f"lines, Drain3 on {r['drain3_sample']} of them), medians of interleaved rounds, one core:")
+        print(
+            f"throughput ({r['lines_scanned']} job-log lines scanned; every-line miners on "
+            f"{r['lines_all_files']} "
+            f"lines, Drain3 on {r['drain3_sample']} of them), medians of interleaved rounds, one core:"
+        )
         for k, v in lps.items():
             print(f"  {k:<16} {v:>9,} lines/s  ({r['vs_drain3'][k]}x Drain3)  rounds {r['rounds'][k]}")
-        print("  peak memory of the scan: " + ", ".join(f"{k}: {v / 2**20:.1f} MiB" for k, v in r["peak_bytes"].items()))
+        print(
+            "  peak memory of the scan: "
+            + ", ".join(f"{k}: {v / 2**20:.1f} MiB" for k, v in r["peak_bytes"].items())
+        )
     elif name == "loghub":
         print("Loghub 2k grouping accuracy      Drain3(bench)  ours(bench)  ours(defaults)")
         for system, v in r["systems"].items():
-            print(f"  {system:<30} {v['drain3_benchmark']:>12.3f} {v['ours_benchmark']:>12.3f} {v['ours_defaults']:>15.3f}")
+            print(
+                f"  {system:<30} {v['drain3_benchmark']:>12.3f} {v['ours_benchmark']:>12.3f}"
+                f" {v['ours_defaults']:>15.3f}"
+            )
         m = r["mean"]
-        print(f"  {'mean':<30} {m['drain3_benchmark']:>12.4f} {m['ours_benchmark']:>12.4f} {m['ours_defaults']:>15.4f}")
+        print(
+            f"  {'mean':<30} {m['drain3_benchmark']:>12.4f} {m['ours_benchmark']:>12.4f}"
+            f" {m['ours_defaults']:>15.4f}"
+        )
     elif name == "logchunks":
-        print(f"LogChunks: {r['examples']} labelled chunks; first line inside a region: triage {r['found_triage']:.1%}, "
-              f"mining {r['found_mining']:.1%} (regions keep {r['kept_triage']:.1%} / {r['kept_mining']:.1%} of the lines)")
+        print(
+            f"LogChunks: {r['examples']} labelled chunks; first line inside a region: "
+            f"triage {r['found_triage']:.1%}, mining {r['found_mining']:.1%} "
+            f"(regions keep {r['kept_triage']:.1%} / {r['kept_mining']:.1%} of the lines)"
+        )
     elif name == "rules":
         for backend, v in r.items():
-            print(f"mine rules, {backend}: {v['jobs']} jobs ({v['failed']} failed) ingested in {v['ingest_s']} s; "
-                  f"rules in {v['rules_s']} s, peak {v['rules_peak_mib']} MiB; {v['rules']} rules "
-                  f"({v['separated']} env-scoped, {v['reproducibility']}), coverage {v['coverage']:.1%}")
+            print(
+                f"mine rules, {backend}: {v['jobs']} jobs ({v['failed']} failed) "
+                f"ingested in {v['ingest_s']} s; "
+                f"rules in {v['rules_s']} s, peak {v['rules_peak_mib']} MiB; {v['rules']} rules "
+                f"({v['separated']} env-scoped, {v['reproducibility']}), coverage {v['coverage']:.1%}"
+            )
     sys.stdout.flush()
 
 

@@ -38,12 +38,19 @@ def test_mine_rules_writes_a_rule_file_the_knowledge_loader_reads(store, tmp_pat
     code, out, err = cli(capsys, "mine", "rules", "--store", str(store), "-o", str(out_file))
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0] == (f"4 rule(s) from 96 job(s) of 4 run(s) in {store}: 86 failed, 10 passed; "
-                        "the rules explain 100% of the failed jobs")
+    assert lines[0] == (
+        f"4 rule(s) from 96 job(s) of 4 run(s) in {store}: 86 failed, 10 passed; "
+        "the rules explain 100% of the failed jobs"
+    )
     assert lines[2].split() == ["rule", "coverage", "reproduces", "false", "pos.", "scope"]
     assert lines[-1] == f"wrote 4 rule(s) to {out_file}"
     rules = load_rule_files([out_file])  # RE2-checked, validated like curated rules
-    assert sorted(r.mined.reproducibility for r in rules) == ["flaky", "reproducible", "reproducible", "reproducible"]
+    assert sorted(r.mined.reproducibility for r in rules) == [
+        "flaky",
+        "reproducible",
+        "reproducible",
+        "reproducible",
+    ]
 
 
 def test_mine_rules_json_is_only_json(store, capsys):
@@ -62,8 +69,10 @@ def test_summary_and_markdown_of_a_rule_file(matrix_rule_file, matrix_mined, cap
     flaky = by_test(matrix_mined, "test_default_device")
     (row,) = [line for line in lines if line.startswith(f"| {flaky.id} |")]
     m = flaky.mined
-    assert row.startswith(f"| {flaky.id} | {m.coverage:.0%} ({m.support}) | {m.failure_rate:.0%} of 48 "
-                          f"(≥{m.wilson_lower:.2f}) flaky | 0% | none: fails in every cell seen (6) |")
+    assert row.startswith(
+        f"| {flaky.id} | {m.coverage:.0%} ({m.support}) | {m.failure_rate:.0%} of 48 "
+        f"(≥{m.wilson_lower:.2f}) flaky | 0% | none: fails in every cell seen (6) |"
+    )
     code, out, _ = cli(capsys, "mine", "summary", str(matrix_rule_file), "--json")
     assert sorted(r["id"] for r in json.loads(out)) == sorted(r.id for r in matrix_mined.rules.rules)
 
@@ -101,7 +110,9 @@ def test_rules_mined_from_half_the_runs_hold_on_the_other_half(tmp_path, capsys)
 
 def test_triage_with_rules_diagnoses_the_next_occurrence(matrix_rule_file, matrix_mined, capsys):
     run = next(r for r in matrix_runs() if "numpy-2.2.6" in r["job"] and r["job"].startswith("unit"))
-    code, out, _ = cli(capsys, "triage", str(MATRIX / run["log"]), "--rules", str(matrix_rule_file), "--no-env", "--json")
+    code, out, _ = cli(
+        capsys, "triage", str(MATRIX / run["log"]), "--rules", str(matrix_rule_file), "--no-env", "--json"
+    )
     d = json.loads(out)
     expected = {by_test(matrix_mined, "test_mean_dtype").id, by_test(matrix_mined, "test_total").id}
     assert code == 0 and expected <= {m["rule_id"] for m in d["matches"]}
@@ -110,7 +121,9 @@ def test_triage_with_rules_diagnoses_the_next_occurrence(matrix_rule_file, matri
     assert not any(m["rule_id"].startswith("KBM-") for m in json.loads(out)["matches"])
 
 
-def test_a_rules_folder_beside_the_profiles_is_discovered(matrix_rule_file, matrix_mined, tmp_path, capsys, monkeypatch):
+def test_a_rules_folder_beside_the_profiles_is_discovered(
+    matrix_rule_file, matrix_mined, tmp_path, capsys, monkeypatch
+):
     folder = tmp_path / "repo" / "requirements" / "stackcheck-rules"
     folder.mkdir(parents=True)
     shutil.copy(matrix_rule_file, folder / "mined.json")
@@ -126,14 +139,34 @@ def test_a_rules_folder_beside_the_profiles_is_discovered(matrix_rule_file, matr
 def test_preflight_warns_on_a_known_bad_cell_and_explain_knows_the_rule(matrix_rule_file, matrix_mined):
     rule = by_test(matrix_mined, "test_mean_dtype")
     # the recorded CPU laptop has numpy 2.4.6: inside the mined scope numpy>=2
-    code, out, _ = run_cli("preflight", "-p", "BASE-CPU", "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"),
-                           "--rules", str(matrix_rule_file), "--json")
+    code, out, _ = run_cli(
+        "preflight",
+        "-p",
+        "BASE-CPU",
+        "--snapshot",
+        str(SNAPSHOTS / "cpu-laptop.json"),
+        "--rules",
+        str(matrix_rule_file),
+        "--json",
+    )
     report = json.loads(out)
     (finding,) = [c for c in report["checks"] if c["id"] == rule.id]
-    assert (finding["verdict"], finding["observed"], finding["expected"]) == ("warning", "numpy 2.4.6 (>=2)", "not numpy>=2")
+    assert (finding["verdict"], finding["observed"], finding["expected"]) == (
+        "warning",
+        "numpy 2.4.6 (>=2)",
+        "not numpy>=2",
+    )
     # the old-driver server has numpy 1.26.4: not affected
-    code, out, _ = run_cli("preflight", "-p", "BASE-CPU", "--snapshot", str(SNAPSHOTS / "old-driver-470-cu121.json"),
-                           "--rules", str(matrix_rule_file), "--json")
+    code, out, _ = run_cli(
+        "preflight",
+        "-p",
+        "BASE-CPU",
+        "--snapshot",
+        str(SNAPSHOTS / "old-driver-470-cu121.json"),
+        "--rules",
+        str(matrix_rule_file),
+        "--json",
+    )
     (finding,) = [c for c in json.loads(out)["checks"] if c["id"] == rule.id]
     assert finding["verdict"] == "ok"
     code, out, _ = run_cli("explain", rule.id, "--rules", str(matrix_rule_file))

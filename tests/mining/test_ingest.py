@@ -23,7 +23,9 @@ from .conftest import MATRIX, matrix_runs
 
 def run_cli(*args: str) -> tuple[int, str, str]:
     """The CLI in a child process (its own registry of checks and knowledge)."""
-    proc = subprocess.run([sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "stackcheck", *args], capture_output=True, text=True, timeout=120
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -46,7 +48,12 @@ def test_the_sidecar_folder_gives_96_jobs_with_their_facts():
     assert len(sources) == 96
     records = scan_jobs(sources)
     first = records[0]
-    assert (first.run, first.job, first.attempt, first.family) == ("8801", "unit (debian-12, 3.11, numpy-1.26.4)", 1, "unit")
+    assert (first.run, first.job, first.attempt, first.family) == (
+        "8801",
+        "unit (debian-12, 3.11, numpy-1.26.4)",
+        1,
+        "unit",
+    )
     # the sidecar's facts win; the log adds what it prints (pip freeze, pytest's header)
     assert first.facts["pkg:numpy"] == "1.26.4" and first.facts["python"] == "3.11.7"
     assert first.facts["pkg:pytest"] == "8.3.3" and first.facts["platform"] == "linux"
@@ -83,7 +90,9 @@ def test_ingest_is_idempotent_per_run_job_attempt(tmp_path):
         first = st.ingest(records, source="m", now="t")
         again = st.ingest(records, source="m", now="t")
         hits = st.query("SELECT COUNT(*) FROM mine_hits")[0][0]
-    assert [(r.run, r.stored, r.already) for r in first] == [(run, 24, 0) for run in ("8801", "8802", "8803", "8804")]
+    assert [(r.run, r.stored, r.already) for r in first] == [
+        (run, 24, 0) for run in ("8801", "8802", "8803", "8804")
+    ]
     assert [(r.stored, r.already, r.signatures) for r in again] == [(0, 24, 0)] * 4
     assert stored_jobs(db) == 96
     assert hits == sum(len(r.failures) for r in records)
@@ -124,8 +133,12 @@ with MineStore(sys.argv[2]) as st:
 
 def test_concurrent_ingests_of_one_run_store_it_once(tmp_path):
     db = tmp_path / "store.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-c", _INGEST_CHILD, str(MATRIX), str(db)], stdout=subprocess.PIPE,
-                              text=True) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _INGEST_CHILD, str(MATRIX), str(db)], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
     stored = sorted(int(p.communicate(timeout=120)[0]) for p in procs)
     assert all(p.returncode == 0 for p in procs)
     assert sum(stored) == 96 and stored_jobs(db) == 96
@@ -150,7 +163,9 @@ def test_postgresql_store_gives_the_same_rules(tmp_path, matrix_mined):
             again = st.ingest(records, source="m", now="t")
             mined = build_rules(st)
         assert sum(r.stored for r in again) == 0
-        strip = lambda rows: [(r.id, r.coverage, r.failure_rate, r.reproducibility, r.scope) for r in rows]  # noqa: E731
+        def strip(rows):
+            return [(r.id, r.coverage, r.failure_rate, r.reproducibility, r.scope) for r in rows]
+
         assert strip(mined.summary) == strip(matrix_mined.summary)
         from stackcheck.results.index import redact
 
@@ -177,7 +192,11 @@ def test_a_truncated_zip_is_one_line_exit_2(tmp_path, capsys):
     db = tmp_path / "store.sqlite"
     code, out, err = cli(capsys, "mine", "ingest", str(cut), "--store", str(db))
     assert code == 2 and out == ""
-    assert err == f"stackcheck: error: {cut}: not a readable zip archive (File is not a zip file); a truncated download?\n"
+    assert (
+        err
+        == f"stackcheck: error: {cut}: not a readable zip archive (File is not a zip file); "
+        "a truncated download?\n"
+    )
     assert not db.exists()
 
 
@@ -187,13 +206,15 @@ def test_a_corrupt_member_stops_the_ingest_before_anything_is_stored(tmp_path, c
     with zipfile.ZipFile(path) as zf:
         info = zf.infolist()[5]
     start = info.header_offset + 30 + len(info.filename.encode()) + 200
-    data[start:start + 50] = bytes(50)  # damage one member's deflated bytes, keep the directory
+    data[start : start + 50] = bytes(50)  # damage one member's deflated bytes, keep the directory
     path.write_bytes(bytes(data))
     db = tmp_path / "store.sqlite"
     code, out, err = cli(capsys, "mine", "ingest", str(path), "--store", str(db))
     assert (code, out) == (2, "")
-    assert err == (f"stackcheck: error: {path}: 6_unit (debian-12, 3.12, numpy-2.3.4).txt: truncated or corrupt "
-                   "archive member (Error -3 while decompressing data: invalid distance too far back)\n")
+    assert err == (
+        f"stackcheck: error: {path}: 6_unit (debian-12, 3.12, numpy-2.3.4).txt: truncated or corrupt "
+        "archive member (Error -3 while decompressing data: invalid distance too far back)\n"
+    )
     assert not db.exists()  # the five members before it were scanned, nothing was written
 
 
@@ -218,14 +239,20 @@ def test_an_unreadable_sidecar_line_names_file_and_line(tmp_path, capsys):
     assert err.count("\n") == 1 and not db.exists()
 
 
-@pytest.mark.parametrize("line, problem", [
-    ('["a list"]', "line 1: expected a JSON object, found list"),
-    ('{"job": ""}', "line 1: job: expected the job's name (a non-empty string)"),
-    ('{"job": "t", "attempt": 0}', "line 1: attempt: expected a whole number >= 1, found 0"),
-    ('{"job": "t", "outcome": "maybe"}', "line 1: outcome: expected failed or passed (or success/failure), found 'maybe'"),
-    ('{"job": "t", "log": "missing.txt"}', "line 1: log: no such file"),
-    ("[" * 100_000 + "]" * 100_000, "line 1: JSON nested too deeply; expected one flat object a line"),
-])
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ('["a list"]', "line 1: expected a JSON object, found list"),
+        ('{"job": ""}', "line 1: job: expected the job's name (a non-empty string)"),
+        ('{"job": "t", "attempt": 0}', "line 1: attempt: expected a whole number >= 1, found 0"),
+        (
+            '{"job": "t", "outcome": "maybe"}',
+            "line 1: outcome: expected failed or passed (or success/failure), found 'maybe'",
+        ),
+        ('{"job": "t", "log": "missing.txt"}', "line 1: log: no such file"),
+        ("[" * 100_000 + "]" * 100_000, "line 1: JSON nested too deeply; expected one flat object a line"),
+    ],
+)
 def test_sidecar_fields_are_checked(tmp_path, line, problem):
     (tmp_path / "runs.jsonl").write_text(line + "\n")
     with pytest.raises(InputError) as exc:
@@ -246,7 +273,9 @@ def test_a_log_with_no_failure_is_a_passing_job(tmp_path, capsys):
 def test_a_failed_job_whose_log_shows_no_reason_is_noted(tmp_path, capsys):
     log = tmp_path / "quiet.log"
     log.write_text("compiling\nlinking\n")
-    code, out, err = cli(capsys, "mine", "ingest", str(log), "--store", str(tmp_path / "s.sqlite"), "--outcome", "failed")
+    code, out, err = cli(
+        capsys, "mine", "ingest", str(log), "--store", str(tmp_path / "s.sqlite"), "--outcome", "failed"
+    )
     assert code == 0
     assert out.splitlines() == [
         "run quiet: 1 job(s) stored (1 failed, 0 signature(s)), 0 already in " + str(tmp_path / "s.sqlite"),
@@ -258,7 +287,9 @@ def test_an_empty_log_and_a_missing_path_are_refused(tmp_path, capsys):
     empty = tmp_path / "empty.log"
     empty.write_text("")
     assert cli(capsys, "mine", "ingest", str(empty), "--store", str(tmp_path / "s.sqlite"))[:1] == (2,)
-    code, _, err = cli(capsys, "mine", "ingest", str(tmp_path / "nope"), "--store", str(tmp_path / "s.sqlite"))
+    code, _, err = cli(
+        capsys, "mine", "ingest", str(tmp_path / "nope"), "--store", str(tmp_path / "s.sqlite")
+    )
     assert (code, err) == (2, f"stackcheck: error: {tmp_path / 'nope'}: no such file or folder\n")
 
 

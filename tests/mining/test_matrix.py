@@ -18,8 +18,14 @@ def test_the_matrix_is_what_make_matrix_says():
     assert len(runs) == 96
     cells = Counter((r["env"]["python"][:4], r["env"]["numpy"]) for r in runs)
     assert set(cells.values()) == {16}  # 2 families x 4 runs x 2 attempts per cell
-    assert sorted(cells) == [("3.11", "1.26.4"), ("3.11", "2.0.2"), ("3.11", "2.2.6"),
-                             ("3.12", "1.26.4"), ("3.12", "2.1.3"), ("3.12", "2.3.4")]
+    assert sorted(cells) == [
+        ("3.11", "1.26.4"),
+        ("3.11", "2.0.2"),
+        ("3.11", "2.2.6"),
+        ("3.12", "1.26.4"),
+        ("3.12", "2.1.3"),
+        ("3.12", "2.3.4"),
+    ]
     # every unit job on numpy 2 failed; some numpy 1.26 unit jobs passed (the flaky test spared them)
     unit = [r for r in runs if r["job"].startswith("unit")]
     assert all(r["outcome"] == "failed" for r in unit if r["env"]["numpy"] in NUMPY2)
@@ -32,14 +38,20 @@ def test_four_rules_one_per_planted_cause(matrix_mined):
     assert matrix_mined.failed_jobs + matrix_mined.passing_jobs == 96
     assert matrix_mined.coverage == 1.0  # every failed job is explained
     tests = sorted(t for r in matrix_mined.rules.rules for t in r.mined.tests)
-    assert tests == ["tests/test_stats.py::test_mean_dtype", "tests/test_stats.py::test_total",
-                     "tests/test_tags.py::test_default_device", "tests/test_window.py::test_moving_sum"]
+    assert tests == [
+        "tests/test_stats.py::test_mean_dtype",
+        "tests/test_stats.py::test_total",
+        "tests/test_tags.py::test_default_device",
+        "tests/test_window.py::test_moving_sum",
+    ]
     assert all(r.provenance == "mined" and r.id.startswith("KBM-") for r in matrix_mined.rules.rules)
 
 
 def test_removed_numpy_apis_are_scoped_to_numpy_2_and_reproducible(matrix_mined):
-    for test, message in (("test_mean_dtype", "`np.float_` was removed in the NumPy 2.0 release"),
-                          ("test_total", "module 'numpy' has no attribute 'product'")):
+    for test, message in (
+        ("test_mean_dtype", "`np.float_` was removed in the NumPy 2.0 release"),
+        ("test_total", "module 'numpy' has no attribute 'product'"),
+    ):
         rule = by_test(matrix_mined, test)
         m = rule.mined
         assert m.separated is True

@@ -31,8 +31,14 @@ def test_the_real_github_actions_run_folder_and_zip(tmp_path):
     win = by_job["Test 3.9 x64 wheels for windows-latest"]
     assert win.family == "Test <python> <arch> wheels for <os>"
     assert {k: win.facts[k] for k in ("python", "os", "platform", "arch")} == {
-        "python": "3.9.13", "os": "windows-2022", "platform": "windows", "arch": "x64"}
-    assert by_job["Test 3.10 x64 wheels for ubuntu-latest"].facts["os"] == "ubuntu-22.04"  # the runner image wins
+        "python": "3.9.13",
+        "os": "windows-2022",
+        "platform": "windows",
+        "arch": "x64",
+    }
+    assert (
+        by_job["Test 3.10 x64 wheels for ubuntu-latest"].facts["os"] == "ubuntu-22.04"
+    )  # the runner image wins
     assert sum(r.lines for r in records) == 45234
     # the same run as GitHub's log archive
     archive = tmp_path / "logs_6262785113.zip"
@@ -42,7 +48,8 @@ def test_the_real_github_actions_run_folder_and_zip(tmp_path):
     zipped = scan_jobs(discover(archive))
     assert {r.run for r in zipped} == {"6262785113"}
     assert sorted((r.job, r.lines, r.outcome, [f.key for f in r.failures]) for r in zipped) == sorted(
-        (r.job, r.lines, r.outcome, [f.key for f in r.failures]) for r in records)
+        (r.job, r.lines, r.outcome, [f.key for f in r.failures]) for r in records
+    )
 
 
 def test_a_job_with_only_step_logs_is_read_in_step_order(tmp_path):
@@ -56,7 +63,9 @@ def test_a_job_with_only_step_logs_is_read_in_step_order(tmp_path):
 
 
 def loghub_ga(root: Path, system: str, **settings) -> float:
-    with open(root / "loghub" / system / f"{system}_2k.log_structured.csv", newline="", encoding="utf-8") as fh:
+    with open(
+        root / "loghub" / system / f"{system}_2k.log_structured.csv", newline="", encoding="utf-8"
+    ) as fh:
         rows = list(csv.DictReader(fh))
     miner = TemplateMiner(**settings)
     return round(grouping_accuracy([miner.add(r["Content"]) for r in rows], [r["EventId"] for r in rows]), 4)
@@ -65,8 +74,12 @@ def loghub_ga(root: Path, system: str, **settings) -> float:
 def test_template_grouping_on_loghub(tmp_path):
     root = extract("loghub_2k.tar.xz", tmp_path)
     # logparser's Drain settings for OpenSSH, plus our masks: Drain3 with those settings alone reaches 0.787
-    assert loghub_ga(root, "OpenSSH", sim_th=0.6, depth=5,
-                     extra_masks=[r"(\d+\.){3}\d+", r"([\w-]+\.){2,}[\w-]+"]) == 0.9945
+    assert (
+        loghub_ga(
+            root, "OpenSSH", sim_th=0.6, depth=5, extra_masks=[r"(\d+\.){3}\d+", r"([\w-]+\.){2,}[\w-]+"]
+        )
+        == 0.9945
+    )
     assert loghub_ga(root, "HDFS") == 0.9975  # masks and Drain's defaults
 
 

@@ -11,26 +11,44 @@ from stackcheck.mining.signature import Failure, frame_name, in_app, normalize_t
 
 # real lines (the matrix's, PyTorch/NCCL issue texts as triage's corpus has them)
 CASES = [
-    ("AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use `np.float64` instead.",
-     "AttributeError: `np.float_` was removed in the NumPy <*> release. Use `np.float64` instead."),
-    ("OSError: /usr/local/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
-     "_ZN3c104cuda20CUDACachingAllocator9allocatorE",
-     "OSError: libtorch_cuda.so: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE"),
-    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
-     "79.15 GiB of which 6.56 MiB is free.",
-     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate <*> MiB. GPU <*> has a total capacity of "
-     "<*> GiB of which <*> MiB is free."),
-    ("[rank3]: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
-     "unhandled cuda error, NCCL version 2.19.3",
-     "[rank<NUM>]: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:<NUM>, "
-     "unhandled cuda error, NCCL version <*>"),
-    ("ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
-     "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory"),
-    ("RuntimeError: CUDA error: an illegal memory access at 0x7f3a2c000000 (took 1.5s, rank=2, /tmp/tmpk2j4x9ab)",
-     "RuntimeError: CUDA error: an illegal memory access at <*> (took <NUM>s, rank=<NUM>, <*>"),
+    (
+        "AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use `np.float64` instead.",
+        "AttributeError: `np.float_` was removed in the NumPy <*> release. Use `np.float64` instead.",
+    ),
+    (
+        "OSError: /usr/local/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+        "_ZN3c104cuda20CUDACachingAllocator9allocatorE",
+        "OSError: libtorch_cuda.so: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE",
+    ),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. "
+        "GPU 0 has a total capacity of "
+        "79.15 GiB of which 6.56 MiB is free.",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate <*> MiB. "
+        "GPU <*> has a total capacity of "
+        "<*> GiB of which <*> MiB is free.",
+    ),
+    (
+        "[rank3]: RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+        "unhandled cuda error, NCCL version 2.19.3",
+        "[rank<NUM>]: RuntimeError: NCCL error in: "
+        "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:<NUM>, "
+        "unhandled cuda error, NCCL version <*>",
+    ),
+    (
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+    ),
+    (
+        "RuntimeError: CUDA error: an illegal memory access at 0x7f3a2c000000 "
+        "(took 1.5s, rank=2, /tmp/tmpk2j4x9ab)",
+        "RuntimeError: CUDA error: an illegal memory access at <*> (took <NUM>s, rank=<NUM>, <*>",
+    ),
     ("Process completed with exit code 137.", "Process completed with exit code 137."),
-    ("sm_120 is not compatible; errno 28 on cuda:1 at 2023-09-21T17:21:33.6742923Z",
-     "sm_120 is not compatible; errno 28 on cuda:<NUM> at <*>"),
+    (
+        "sm_120 is not compatible; errno 28 on cuda:1 at 2023-09-21T17:21:33.6742923Z",
+        "sm_120 is not compatible; errno 28 on cuda:<NUM> at <*>",
+    ),
 ]
 
 
@@ -53,7 +71,10 @@ def test_a_pattern_does_not_match_another_library_or_symbol():
 
 def test_extra_patterns_run_after_timestamps():
     masker = Masker([r"blk_-?\d+"])
-    assert masker("Receiving block blk_-160899 at 2008-11-09 20:35:18 size 91178") == "Receiving block <*> at <*> size <*>"
+    assert (
+        masker("Receiving block blk_-160899 at 2008-11-09 20:35:18 size 91178")
+        == "Receiving block <*> at <*> size <*>"
+    )
 
 
 def test_long_templates_are_cut_but_still_match():
@@ -88,7 +109,9 @@ def test_pytest_node_ids_and_junit_names_agree():
 
 
 def test_the_key_is_the_same_whatever_the_numbers():
-    a = Failure("RuntimeError", "CUDA out of memory. Tried to allocate 20.00 MiB", ("src/a.py:f",), test="t::x")
+    a = Failure(
+        "RuntimeError", "CUDA out of memory. Tried to allocate 20.00 MiB", ("src/a.py:f",), test="t::x"
+    )
     b = Failure("RuntimeError", "CUDA out of memory. Tried to allocate 1.50 MiB", ("src/a.py:f",), test="t.x")
     c = Failure("RuntimeError", "CUDA out of memory. Tried to allocate 1.50 MiB", ("src/a.py:g",), test="t.x")
     assert a.key == b.key != c.key

@@ -62,7 +62,8 @@ def _use_rules(ctx, param, value):
 
 rules_option = click.option(
     "--rules", multiple=True, metavar="FILE", callback=_use_rules, expose_value=False,
-    help="Also use the knowledge rules of FILE (a rule file or a folder of them, e.g. from `stackcheck mine rules`).",
+    help="Also use the knowledge rules of FILE (a rule file or a folder of them, e.g. from "
+    "`stackcheck mine rules`).",
 )
 
 

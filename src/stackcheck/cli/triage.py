@@ -7,7 +7,9 @@ import textwrap
 
 import click
 
-from stackcheck.cli.common import collect_env_option, emit_json, finish, json_option, rules_option, snapshot_option
+from stackcheck.cli.common import (
+    collect_env_option, emit_json, finish, json_option, rules_option, snapshot_option,
+)
 
 
 @click.command(

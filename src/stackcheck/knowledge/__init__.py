@@ -21,7 +21,9 @@ __all__ = ["load_knowledge", "use_rule_files", "Knowledge"]
 _GIVEN_RULES: tuple[str, ...] = ()
 
 
-def load_knowledge(data_dir: str | os.PathLike | None = None, rules: Sequence[str | os.PathLike] | None = None) -> Knowledge:
+def load_knowledge(
+    data_dir: str | os.PathLike | None = None, rules: Sequence[str | os.PathLike] | None = None
+) -> Knowledge:
     """The knowledge base from ``data_dir`` (default: the packaged data, or
     ``STACKCHECK_KNOWLEDGE_DIR``) with the extra rule files ``rules`` (default: those of
     :func:`~stackcheck.knowledge.loader.extra_rule_paths`: ``--rules``, ``$STACKCHECK_RULES``,

@@ -63,8 +63,8 @@ def load_from(directory: Path, extra_rules: Sequence[Path] = ()) -> Knowledge:
     packaged = directory.resolve() == Path(DATA_DIR).resolve()
     rules = load_rules(directory / "rules", check_signatures=not packaged)
     if extra_rules:
-        rules = sorted([*rules, *load_rule_files(extra_rules, known={r.id: directory / "rules" for r in rules})],
-                       key=lambda r: r.id)
+        known = {r.id: directory / "rules" for r in rules}
+        rules = sorted([*rules, *load_rule_files(extra_rules, known=known)], key=lambda r: r.id)
     return Knowledge(rules=rules, files=files, **tables)
 
 
@@ -116,7 +116,8 @@ def _is_citation(text: str) -> bool:
 def load_rules(directory: Path, *, check_signatures: bool = True) -> list[Rule]:
     """All rules of ``directory/*.json`` sorted by ID; signatures compiled with RE2 unless
     ``check_signatures`` is off."""
-    return sorted(_read_rule_files(sorted(directory.glob("*.json")), check_signatures, {}), key=lambda r: r.id)
+    files = sorted(directory.glob("*.json"))
+    return sorted(_read_rule_files(files, check_signatures, {}), key=lambda r: r.id)
 
 
 def load_rule_files(paths: Sequence[Path], *, known: dict[str, Path] | None = None) -> list[Rule]:
@@ -143,7 +144,8 @@ def _read_rule_files(files: list[Path], check_signatures: bool, known: dict[str,
         for i, item in enumerate(raw["rules"]):
             rule = _decode_rule(path, i, item, check_signatures)
             if rule.id in known:
-                raise InputError(f"{path}: rule {rule.id}: id: duplicate, already defined in {known[rule.id]}")
+                where = known[rule.id]
+                raise InputError(f"{path}: rule {rule.id}: id: duplicate, already defined in {where}")
             known[rule.id] = path
             rules.append(rule)
     return rules
@@ -160,7 +162,9 @@ def _decode_rule(path: Path, index: int, item: Any, check_signatures: bool = Tru
     if not rule.sources:
         raise InputError(f"{path}: {label}: sources: every rule needs a source, found none")
     if (rule.provenance == "mined") != (rule.mined is not None):
-        raise InputError(f"{path}: {label}: mined: a rule has mining statistics exactly when its provenance is 'mined'")
+        raise InputError(
+            f"{path}: {label}: mined: a rule has mining statistics exactly when its provenance is 'mined'"
+        )
     for j, sig in enumerate(rule.signatures if check_signatures else ()):
         problem = signature_problem(sig)
         if problem:

@@ -17,15 +17,25 @@ from collections.abc import Mapping
 
 from stackcheck.models.snapshot import Snapshot, normalize_name
 
-__all__ = ["EnvWatcher", "cell_of", "facts_from_env", "facts_from_job_name", "facts_from_snapshot", "platform_of"]
+__all__ = [
+    "EnvWatcher",
+    "cell_of",
+    "facts_from_env",
+    "facts_from_job_name",
+    "facts_from_snapshot",
+    "platform_of",
+]
 
 KNOWN = ("python", "os", "platform", "arch", "torch_cuda", "driver", "gpu")
 PKG = "pkg:"
 MAX_FACTS = 2000
 COLLECT_ENV_LINES = 400
 
-_OS = re.compile(r"^(?:ubuntu|debian|fedora|centos|rocky|almalinux|alma|alpine|arch|rhel|opensuse|manylinux\w*|"
-                 r"linux|windows|win|macos|osx|mac|darwin)(?:[-_ ]?[\w.]+)?$", re.I)
+_OS = re.compile(
+    r"^(?:ubuntu|debian|fedora|centos|rocky|almalinux|alma|alpine|arch|rhel|opensuse|manylinux\w*|"
+    r"linux|windows|win|macos|osx|mac|darwin)(?:[-_ ]?[\w.]+)?$",
+    re.I,
+)
 _PYTHON = re.compile(r"^(?:py|python|cp|cpython|pypy)?[-_ ]?(2\.7|3\.\d{1,2}|3\d{1,2})(?:\.\d+)?t?$", re.I)
 _CUDA = re.compile(r"^(?:cu|cuda)[-_ ]?(\d+(?:\.\d+)?)$", re.I)
 _ARCH = re.compile(r"^(?:x64|x86_64|amd64|aarch64|arm64|x86|i686|ppc64le|s390x|universal2)$", re.I)

@@ -32,15 +32,19 @@ _STEP_END = re.compile(
     r"|Done\. Your build exited with [1-9]"
 )
 _GENERIC = re.compile(
-    r"Process completed with exit code|exited with (?:code )?-?\d|exit (?:code|status) -?\d|^Error: Process completed"
+    r"Process completed with exit code|exited with (?:code )?-?\d|exit (?:code|status) -?\d"
+    r"|^Error: Process completed"
     r"|^make(?:\[\d+\])?: \*\*\* |^ERROR: InvocationError|^=+ .* =+$|^(?:FAILED|ERROR) \S+(?: - |$)"
-    r"|short test summary info|^npm ERR! (?:code|errno|A complete log|Exit status|Failed at)|^The command .* exited"
+    r"|short test summary info|^npm ERR! (?:code|errno|A complete log|Exit status|Failed at)"
+    r"|^The command .* exited"
     r"|^FAILURES?!*$|^BUILD FAILED$|^\d+ (?:failed|passed|errors?)\b|^Error: The operation was canceled"
     r"|^##\[error\]The (?:operation|job) was canceled"
 )
 _ANNOTATION = re.compile(r"^(?:##\[error\]|::error(?: [^:]*)?::|\[error\]\s*|error:\s+|ERROR:\s+|E\s{3,})")
-_EXCEPTION_LINE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault))"
-                             r"(?:: (.*))?$|^((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*): (.*)$")
+_EXCEPTION_LINE = re.compile(
+    r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault))"
+    r"(?:: (.*))?$|^((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*): (.*)$"
+)
 _FILE_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _TRACEBACK = "Traceback (most recent call last)"
@@ -145,7 +149,9 @@ def _take(scan: JobScan, region: FailureRegion, pending: list, steps: list) -> N
         scan.failed_marker = True
     if len(pending) >= MAX_REGION_FAILURES:
         return
-    failure = _traceback_failure(region, lines) if region.kind == "traceback" else _error_failure(region, lines)
+    failure = (
+        _traceback_failure(region, lines) if region.kind == "traceback" else _error_failure(region, lines)
+    )
     if failure is not None:
         pending.append((region, failure))
 
@@ -169,7 +175,12 @@ def _traceback_failure(region: FailureRegion, lines: list[str]) -> Failure | Non
             continue
         e = _EXCEPTION_LINE.match(body.strip())
         if e:
-            exception = (e.group(1) or e.group(3), e.group(2) or e.group(4) or "", offset, tuple(reversed(frames)))
+            exception = (
+                e.group(1) or e.group(3),
+                e.group(2) or e.group(4) or "",
+                offset,
+                tuple(reversed(frames)),
+            )
     if exception is None:
         return _error_failure(region, lines)
     name, message, offset, tb_frames = exception
@@ -187,7 +198,12 @@ def _error_failure(region: FailureRegion, lines: list[str]) -> Failure | None:
             continue
         e = _EXCEPTION_LINE.match(text)
         if e and (e.group(2) or e.group(4)):
-            return Failure(e.group(1) or e.group(3), e.group(2) or e.group(4), line=_line_at(region, offset), kind="error")
+            return Failure(
+                e.group(1) or e.group(3),
+                e.group(2) or e.group(4),
+                line=_line_at(region, offset),
+                kind="error",
+            )
         return Failure("", text, line=_line_at(region, offset), kind="error")
     return None
 

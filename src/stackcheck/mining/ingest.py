@@ -62,7 +62,9 @@ def scan_job(src: JobSource) -> JobRecord:
     family, facts = facts_from_job_name(src.job)
     scan = JobScan()
     if src.logs:
-        label = src.logs[0].label if len(src.logs) == 1 else f"{src.logs[0].label} (+{len(src.logs) - 1} steps)"
+        label = (
+            src.logs[0].label if len(src.logs) == 1 else f"{src.logs[0].label} (+{len(src.logs) - 1} steps)"
+        )
         scan = _readable(label, lambda: scan_lines(_lines(src.logs)))
     junit_failed = False
     for report in src.junit:
@@ -87,8 +89,15 @@ def scan_job(src: JobSource) -> JobRecord:
     outcome = src.outcome or ("failed" if scan.failed or junit_failed else "passed")
     failures = list(itertools.islice(scan.failures.values(), MAX_FAILURES))
     return JobRecord(
-        run=src.run, job=src.job, attempt=src.attempt, family=src.family or family, outcome=outcome, facts=facts,
-        failures=failures, counts={f.key: scan.counts.get(f.key, 1) for f in failures}, lines=scan.lines,
+        run=src.run,
+        job=src.job,
+        attempt=src.attempt,
+        family=src.family or family,
+        outcome=outcome,
+        facts=facts,
+        failures=failures,
+        counts={f.key: scan.counts.get(f.key, 1) for f in failures},
+        lines=scan.lines,
         source=src.where or (src.logs[0].label if src.logs else src.junit[0].label if src.junit else ""),
     )
 
@@ -101,15 +110,19 @@ def _read_all(log: LogFile, limit: int = 64 << 20) -> bytes:
     return data
 
 
-def scan_jobs(sources: list[JobSource], progress: Callable[[int, int, JobSource], None] | None = None) -> list[JobRecord]:
+def scan_jobs(
+    sources: list[JobSource], progress: Callable[[int, int, JobSource], None] | None = None
+) -> list[JobRecord]:
     """Scan every job; two sources naming one (run, job, attempt) are an InputError."""
     records: list[JobRecord] = []
     seen: dict[tuple[str, str, int], str] = {}
     for i, src in enumerate(sources):
         key = (src.run, src.job, src.attempt)
         if key in seen:
-            raise InputError(f"{src.where or src.job}: run {src.run}, job {src.job!r}, attempt {src.attempt}: "
-                             f"given twice (also {seen[key]})")
+            raise InputError(
+                f"{src.where or src.job}: run {src.run}, job {src.job!r}, attempt {src.attempt}: "
+                f"given twice (also {seen[key]})"
+            )
         seen[key] = src.where or src.job
         if progress:
             progress(i, len(sources), src)

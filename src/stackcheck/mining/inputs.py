@@ -30,7 +30,13 @@ __all__ = ["JobSource", "LogFile", "SIDECAR", "discover", "read_sidecar"]
 SIDECAR = "runs.jsonl"
 MAX_MEMBERS = 20_000  # files of one run's archive or folder
 MAX_SIDECAR_LINE = 1 << 20
-_OUTCOMES = {"failed": "failed", "failure": "failed", "passed": "passed", "success": "passed", "succeeded": "passed"}
+_OUTCOMES = {
+    "failed": "failed",
+    "failure": "failed",
+    "passed": "passed",
+    "success": "passed",
+    "succeeded": "passed",
+}
 _NOT_ATTEMPTS = {"cancelled", "canceled", "skipped", "neutral"}
 _NUMBERED = re.compile(r"^(\d+)_(.+)$")
 _LOG_SUFFIXES = (".txt", ".log", ".out")
@@ -95,7 +101,9 @@ def read_sidecar(path: Path) -> list[_Entry]:
             except (ValueError, UnicodeDecodeError) as exc:
                 raise InputError(f"{where}: not JSON ({exc}); expected one object a line") from None
             except RecursionError:
-                raise InputError(f"{where}: JSON nested too deeply; expected one flat object a line") from None
+                raise InputError(
+                    f"{where}: JSON nested too deeply; expected one flat object a line"
+                ) from None
             if not isinstance(obj, dict):
                 raise InputError(f"{where}: expected a JSON object, found {type(obj).__name__}")
             entry = _entry(where, n, obj)
@@ -114,7 +122,9 @@ def _entry(where: str, n: int, obj: dict) -> _Entry | None:
     outcome = obj.get("outcome")
     if outcome is not None:
         if not isinstance(outcome, str) or outcome.lower() not in {*_OUTCOMES, *_NOT_ATTEMPTS}:
-            raise InputError(f"{where}: outcome: expected failed or passed (or success/failure), found {outcome!r}")
+            raise InputError(
+                f"{where}: outcome: expected failed or passed (or success/failure), found {outcome!r}"
+            )
         if outcome.lower() in _NOT_ATTEMPTS:
             return None  # a cancelled or skipped job is no attempt
         outcome = _OUTCOMES[outcome.lower()]
@@ -123,14 +133,28 @@ def _entry(where: str, n: int, obj: dict) -> _Entry | None:
         raise InputError(f"{where}: env: expected an object of facts, found {type(env).__name__}")
     junit = obj.get("junit", [])
     junit = [junit] if isinstance(junit, str) else junit
-    for key, value in (("log", obj.get("log")), ("snapshot", obj.get("snapshot")), ("family", obj.get("family"))):
+    for key, value in (
+        ("log", obj.get("log")),
+        ("snapshot", obj.get("snapshot")),
+        ("family", obj.get("family")),
+    ):
         if value is not None and not isinstance(value, str):
             raise InputError(f"{where}: {key}: expected a string, found {type(value).__name__}")
     if not isinstance(junit, list) or not all(isinstance(j, str) for j in junit):
         raise InputError(f"{where}: junit: expected a path or a list of paths")
     run = obj.get("run")
-    return _Entry(n, None if run is None else str(run), job.strip(), attempt, outcome, facts_from_env(env),
-                  obj.get("family") or "", obj.get("log"), junit, obj.get("snapshot"))
+    return _Entry(
+        n,
+        None if run is None else str(run),
+        job.strip(),
+        attempt,
+        outcome,
+        facts_from_env(env),
+        obj.get("family") or "",
+        obj.get("log"),
+        junit,
+        obj.get("snapshot"),
+    )
 
 
 def run_id_of(path: Path) -> str:
@@ -139,8 +163,15 @@ def run_id_of(path: Path) -> str:
     return digits[-1] if digits else path.stem
 
 
-def discover(path: str | Path, *, run: str | None = None, attempt: int | None = None, job: str | None = None,
-             outcome: str | None = None, sidecar: str | Path | None = None) -> list[JobSource]:
+def discover(
+    path: str | Path,
+    *,
+    run: str | None = None,
+    attempt: int | None = None,
+    job: str | None = None,
+    outcome: str | None = None,
+    sidecar: str | Path | None = None,
+) -> list[JobSource]:
     """The job attempts at ``path`` (see the module doc). ``run``/``attempt``/``job``/``outcome``
     override what the names and the sidecar say."""
     p = Path(path)
@@ -182,8 +213,15 @@ def _from_entry(side: Path, e: _Entry) -> JobSource:
             raise InputError(f"{where}: {what}: no such file {target}")
         return target
 
-    source = JobSource(run=e.run or run_id_of(base), job=e.job, attempt=e.attempt, family=e.family,
-                       outcome=e.outcome, env=e.env, where=where)
+    source = JobSource(
+        run=e.run or run_id_of(base),
+        job=e.job,
+        attempt=e.attempt,
+        family=e.family,
+        outcome=e.outcome,
+        env=e.env,
+        where=where,
+    )
     if e.log:
         source.logs.append(_file(local(e.log, "log")))
     source.junit = [_file(local(j, "junit")) for j in e.junit]
@@ -223,8 +261,9 @@ def _folder_jobs(folder: Path) -> list[JobSource]:
             name = _job_name(f.stem)
             jobs.setdefault(name, JobSource(run="", job=name)).logs.append(_file(f))
         elif f.is_dir():
-            steps[f.name] = sorted((s for s in f.iterdir() if s.is_file() and s.suffix.lower() in _LOG_SUFFIXES),
-                                   key=_step_order)
+            steps[f.name] = sorted(
+                (s for s in f.iterdir() if s.is_file() and s.suffix.lower() in _LOG_SUFFIXES), key=_step_order
+            )
     for f in files:
         if f.is_file() and f.suffix.lower() == ".xml":
             name = _job_name(f.stem)

@@ -37,9 +37,13 @@ def read_junit(log: LogFile) -> tuple[list[Failure], int]:
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
-        raise InputError(f"{log.label}: line {exc.position[0]}: not well-formed XML ({exc}), expected a JUnit report") from None
+        raise InputError(
+            f"{log.label}: line {exc.position[0]}: not well-formed XML ({exc}), expected a JUnit report"
+        ) from None
     if root.tag not in ("testsuites", "testsuite"):
-        raise InputError(f"{log.label}: root element <{root.tag}>, expected <testsuites> or <testsuite> (JUnit)")
+        raise InputError(
+            f"{log.label}: root element <{root.tag}>, expected <testsuites> or <testsuite> (JUnit)"
+        )
     failures: list[Failure] = []
     cases = 0
     for case in root.iter("testcase"):
@@ -54,7 +58,7 @@ def read_junit(log: LogFile) -> tuple[list[Failure], int]:
                 message = (child.get("message") or "").strip()
                 exception = child.get("type") or ""
                 if exception and message.startswith(f"{exception}: "):
-                    message = message[len(exception) + 2:]
+                    message = message[len(exception) + 2 :]
                 elif not exception:
                     m = _EXC_MESSAGE.match(message)
                     if m:

@@ -82,7 +82,11 @@ def _replace(m: re.Match) -> str:
 
 def _only_masks(token: str) -> bool:
     """A token whose letters all belong to masks: ``<NUM>:<NUM>``, ``(<HEX>)``."""
-    return "<" in token and _MASK_TOKEN.search(token) is not None and not _LETTER.search(_MASK_TOKEN.sub("", token))
+    return (
+        "<" in token
+        and _MASK_TOKEN.search(token) is not None
+        and not _LETTER.search(_MASK_TOKEN.sub("", token))
+    )
 
 
 _DEFAULT = Masker()
@@ -94,8 +98,15 @@ def mask(line: str) -> str:
 
 
 _TOKEN_RE = {
-    "<TS>": r".+?", "<URL>": r"\S+", "<UUID>": r"[0-9a-fA-F-]{36}", "<IP>": r"[\d.]+", "<PATH>": r"\S+",
-    "<TMP>": r"tmp\w+", "<HEX>": r"\w+", "<NUM>": r"[-+]?\d+(?:[.,]\d+)*", WILDCARD: r"\S+",
+    "<TS>": r".+?",
+    "<URL>": r"\S+",
+    "<UUID>": r"[0-9a-fA-F-]{36}",
+    "<IP>": r"[\d.]+",
+    "<PATH>": r"\S+",
+    "<TMP>": r"tmp\w+",
+    "<HEX>": r"\w+",
+    "<NUM>": r"[-+]?\d+(?:[.,]\d+)*",
+    WILDCARD: r"\S+",
 }
 _SPLIT = re.compile(r"(<(?:TS|URL|UUID|IP|PATH|TMP|HEX|NUM|\*)>|\s+)")
 _SONAME = re.compile(r"^lib[\w+-]*\.so")

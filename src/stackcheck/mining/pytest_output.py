@@ -25,7 +25,9 @@ _E_LINE = re.compile(r"^E(?:\s+(.*)|$)")
 _LOCATION = re.compile(r"^(\S+?\.py):(\d+):(?: in (\S+)| ([A-Za-z_][\w.]*)(?:: (.*))?)?\s*$")
 _DEF = re.compile(r"^\s*(?:async\s+)?def (\w+)\(")
 _SUMMARY = re.compile(r"^(FAILED|ERROR) (\S+)(?: - (.*))?$")
-_RESULT = re.compile(r"^=+ (.*\b(?:passed|failed|errors?|skipped|deselected|no tests ran)\b.*) in [\d.]+s\b.* =+$")
+_RESULT = re.compile(
+    r"^=+ (.*\b(?:passed|failed|errors?|skipped|deselected|no tests ran)\b.*) in [\d.]+s\b.* =+$"
+)
 _EXC_MESSAGE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*): (.*)$")
 _ERROR_HEADER = re.compile(r"^ERROR (?:at (?:setup|teardown) of|collecting) (.+)$")
 

@@ -19,27 +19,45 @@ def rows_of(rules: list[Rule]) -> list[SummaryRow]:
         m = r.mined
         if m is None:
             continue
-        out.append(SummaryRow(
-            id=r.id, title=r.title, coverage=m.coverage, support=m.support, failure_rate=m.failure_rate,
-            wilson_lower=m.wilson_lower, attempts=m.attempts, reproducibility=m.reproducibility,
-            false_positive_rate=m.false_positive_rate, scope=m.env_scope, separated=m.separated, tests=m.tests,
-        ))
+        out.append(
+            SummaryRow(
+                id=r.id,
+                title=r.title,
+                coverage=m.coverage,
+                support=m.support,
+                failure_rate=m.failure_rate,
+                wilson_lower=m.wilson_lower,
+                attempts=m.attempts,
+                reproducibility=m.reproducibility,
+                false_positive_rate=m.false_positive_rate,
+                scope=m.env_scope,
+                separated=m.separated,
+                tests=m.tests,
+            )
+        )
     return out
 
 
 def _cells(row: SummaryRow) -> tuple[str, ...]:
-    reproduces = (f"{row.failure_rate:.0%} of {row.attempts} (≥{row.wilson_lower:.2f}) {row.reproducibility}")
+    reproduces = f"{row.failure_rate:.0%} of {row.attempts} (≥{row.wilson_lower:.2f}) {row.reproducibility}"
     scope = row.scope if row.separated else f"none: {row.scope.split(':', 1)[0]}"
-    return (row.id, f"{row.coverage:.0%} ({row.support})", reproduces, f"{row.false_positive_rate:.0%}",
-            printable(scope))
+    return (
+        row.id,
+        f"{row.coverage:.0%} ({row.support})",
+        reproduces,
+        f"{row.false_positive_rate:.0%}",
+        printable(scope),
+    )
 
 
 def summary_text(rows: list[SummaryRow], mined: MinedRules | None = None) -> str:
     lines = []
     if mined is not None:
-        lines.append(f"{len(rows)} rule(s) from {mined.jobs} job(s) of {mined.runs} run(s) in {mined.store}: "
-                     f"{mined.failed_jobs} failed, {mined.passing_jobs} passed; the rules explain "
-                     f"{mined.coverage:.0%} of the failed jobs")
+        lines.append(
+            f"{len(rows)} rule(s) from {mined.jobs} job(s) of {mined.runs} run(s) in {mined.store}: "
+            f"{mined.failed_jobs} failed, {mined.passing_jobs} passed; the rules explain "
+            f"{mined.coverage:.0%} of the failed jobs"
+        )
         lines.append("")
     table = [_HEAD, *(_cells(r) for r in rows)]
     widths = [max(len(row[i]) for row in table) for i in range(len(_HEAD) - 1)]

@@ -164,7 +164,7 @@ def _complement_command(scope: ScopeResult) -> str:
     flipped = {">=": "<", "<": ">="}
     for op, other in flipped.items():
         if spec.startswith(op) and "," not in spec:
-            return command("pip", "install", f"{cond.fact[len(PKG):]}{other}{spec[len(op):]}")
+            return command("pip", "install", f"{cond.fact[len(PKG) :]}{other}{spec[len(op) :]}")
     return ""
 
 
@@ -173,13 +173,20 @@ def _fix(scope: ScopeResult, word: str, failures: int, attempts: int, tests: lis
     if scope.separated:
         cmd = _complement_command(scope)
         head = f"It fails only where {scope.text.split(' (')[0]}; the same jobs pass outside it."
-        return f"{head} Make the code work there, or stay outside it: {cmd}" if cmd else \
-            f"{head} Make the code work there, or keep CI and users outside it."
+        return (
+            f"{head} Make the code work there, or stay outside it: {cmd}"
+            if cmd
+            else f"{head} Make the code work there, or keep CI and users outside it."
+        )
     if word == "flaky":
-        return (f"Flaky: it failed {failures} of {attempts} attempts, independent of the environment. "
-                f"Fix or quarantine {named}; pinning the environment will not help.")
+        return (
+            f"Flaky: it failed {failures} of {attempts} attempts, independent of the environment. "
+            f"Fix or quarantine {named}; pinning the environment will not help."
+        )
     if word == "unconfirmed":
-        return f"Every attempt failed, but only {attempts}: rerun to confirm. No environment fact separates it."
+        return (
+            f"Every attempt failed, but only {attempts}: rerun to confirm. No environment fact separates it."
+        )
     return f"No environment fact separates failing from passing cells: a code bug. Fix {named}."
 
 
@@ -198,8 +205,15 @@ def build_rules(store: MineStore, options: MineOptions | None = None) -> MinedRu
     per_group: dict[str, list[CellStat]] = {}
     for grp, family, cell, attempts, failures, fps, passing in store.group_cells():
         per_group.setdefault(grp, []).append(
-            CellStat(f"{family}\x1f{cell}", all_cells.get(cell, {}), int(attempts), int(failures or 0),
-                     int(fps or 0), int(passing or 0)))
+            CellStat(
+                f"{family}\x1f{cell}",
+                all_cells.get(cell, {}),
+                int(attempts),
+                int(failures or 0),
+                int(fps or 0),
+                int(passing or 0),
+            )
+        )
     examples: dict[str, list[str]] = {}
     for grp, example in store.group_examples():
         examples.setdefault(grp, []).append(example)
@@ -208,7 +222,9 @@ def build_rules(store: MineStore, options: MineOptions | None = None) -> MinedRu
     rows: list[SummaryRow] = []
     dropped: list[Dropped] = []
     need = min_attempts(options.target, options.confidence)
-    ordered = sorted(groups.values(), key=lambda g: (-sum(c.failures for c in per_group.get(g.key, [])), g.key))
+    ordered = sorted(
+        groups.values(), key=lambda g: (-sum(c.failures for c in per_group.get(g.key, [])), g.key)
+    )
     for g in ordered:
         cells = per_group.get(g.key, [])
         support = sum(c.failures for c in cells)
@@ -216,11 +232,18 @@ def build_rules(store: MineStore, options: MineOptions | None = None) -> MinedRu
         passing = sum(c.passing for c in cells)
         fp_rate = fps / passing if passing else 0.0
         if support < options.min_support:
-            dropped.append(Dropped(signature=g.key, template=g.text, reason=f"support {support} < {options.min_support}"))
+            dropped.append(
+                Dropped(signature=g.key, template=g.text, reason=f"support {support} < {options.min_support}")
+            )
             continue
         if fp_rate > options.max_false_positive_rate:
-            dropped.append(Dropped(signature=g.key, template=g.text,
-                                   reason=f"false-positive rate {fp_rate:.2f} > {options.max_false_positive_rate:g}"))
+            dropped.append(
+                Dropped(
+                    signature=g.key,
+                    template=g.text,
+                    reason=f"false-positive rate {fp_rate:.2f} > {options.max_false_positive_rate:g}",
+                )
+            )
             continue
         scope = contrast(cells, " ".join((g.text, *g.frames, *g.tests)))
         counted = [c for c in cells if c.cell in scope.in_scope] if scope.separated else cells
@@ -232,53 +255,114 @@ def build_rules(store: MineStore, options: MineOptions | None = None) -> MinedRu
         if problem:
             dropped.append(Dropped(signature=g.key, template=g.text, reason=problem))
             continue
-        varying = sorted({f for c in cells for f in c.facts
-                          if len({c2.facts.get(f) for c2 in cells}) > 1 and not f.startswith("matrix.")})
+        varying = sorted(
+            {
+                f
+                for c in cells
+                for f in c.facts
+                if len({c2.facts.get(f) for c2 in cells}) > 1 and not f.startswith("matrix.")
+            }
+        )
         tests = sorted(g.tests)
         stats = MinedStats(
-            signature=g.key, exception=g.exception, template=g.template, frames=list(g.frames), tests=tests,
-            support=support, coverage=round(support / failed_jobs, 4) if failed_jobs else 0.0, attempts=attempts,
-            failures=failures, failure_rate=round(failures / attempts, 4) if attempts else 0.0,
-            wilson_lower=round(lower, 4), confidence=options.confidence, min_attempts=need, reproducibility=word,
-            false_positives=fps, passing_jobs=passing, false_positive_rate=round(fp_rate, 4), env_scope=scope.text,
-            separated=scope.separated, store=store.name,
-            cells=[MinedCell(cell=f"{c.cell.split(chr(31))[0]}: {_label(c.facts, varying)}", attempts=c.attempts,
-                             failures=c.failures, failure_rate=round(c.failures / c.attempts, 4) if c.attempts else 0.0,
-                             wilson_lower=round(wilson_lower(c.failures, c.attempts, options.confidence), 4),
-                             in_scope=c.cell in scope.in_scope) for c in cells][:64],
+            signature=g.key,
+            exception=g.exception,
+            template=g.template,
+            frames=list(g.frames),
+            tests=tests,
+            support=support,
+            coverage=round(support / failed_jobs, 4) if failed_jobs else 0.0,
+            attempts=attempts,
+            failures=failures,
+            failure_rate=round(failures / attempts, 4) if attempts else 0.0,
+            wilson_lower=round(lower, 4),
+            confidence=options.confidence,
+            min_attempts=need,
+            reproducibility=word,
+            false_positives=fps,
+            passing_jobs=passing,
+            false_positive_rate=round(fp_rate, 4),
+            env_scope=scope.text,
+            separated=scope.separated,
+            store=store.name,
+            cells=[
+                MinedCell(
+                    cell=f"{c.cell.split(chr(31))[0]}: {_label(c.facts, varying)}",
+                    attempts=c.attempts,
+                    failures=c.failures,
+                    failure_rate=round(c.failures / c.attempts, 4) if c.attempts else 0.0,
+                    wilson_lower=round(wilson_lower(c.failures, c.attempts, options.confidence), 4),
+                    in_scope=c.cell in scope.in_scope,
+                )
+                for c in cells
+            ][:64],
         )
         rule_id = RULE_PREFIX + g.key[:8].upper()
         shown = (examples.get(g.key) or [g.text])[0]  # a real line reads better than its template
         title = shown if len(shown) <= 90 else shown[:89] + "…"
         explanation = (
-            f"Mined from CI logs ({store.name}): carried by {support} failed job(s), {stats.coverage:.0%} of the failed "
-            f"jobs. In its scope {failures} of {attempts} attempts failed ({stats.failure_rate:.0%}; Wilson lower bound "
-            f"{lower:.2f} at {options.confidence:.0%}: {word}, which needs >= {options.target:g} and so >= {need} "
+            f"Mined from CI logs ({store.name}): carried by {support} failed job(s), "
+            f"{stats.coverage:.0%} of the failed jobs. In its scope {failures} of {attempts} attempts "
+            f"failed ({stats.failure_rate:.0%}; Wilson lower bound {lower:.2f} at {options.confidence:.0%}: "
+            f"{word}, which needs >= {options.target:g} and so >= {need} "
             f"attempts). Seen in {fps} of {passing} passing job(s) of its job family. Scope: {scope.text}."
             + (f" Also separated by: {', '.join(scope.also)}." if scope.also else "")
             + (f" Tests: {', '.join(tests[:5])}." if tests else "")
         )
-        rules.append(Rule(
-            id=rule_id, title=title, category=_category(g.text), scope=scope.scope, signatures=[pattern],
-            explanation=explanation, fix=_fix(scope, word, failures, attempts, tests),
-            expected=f"not {scope.text.split(' (')[0]}" if scope.separated else "",
-            sources=[f"mined from {totals['runs']} run(s), {failed_jobs + passing_jobs} job(s) in {store.name}"],
-            confidence="high" if word == "reproducible" and scope.separated and fps == 0 else
-                       "medium" if word == "reproducible" else "low",
-            examples=examples.get(g.key, [])[:3], origin=f"mined:{store.name}", provenance="mined", mined=stats,
-        ))
-        rows.append(SummaryRow(
-            id=rule_id, title=title, coverage=stats.coverage, support=support, failure_rate=stats.failure_rate,
-            wilson_lower=stats.wilson_lower, attempts=attempts, reproducibility=word,
-            false_positive_rate=stats.false_positive_rate, scope=scope.text, separated=scope.separated, tests=tests,
-        ))
+        rules.append(
+            Rule(
+                id=rule_id,
+                title=title,
+                category=_category(g.text),
+                scope=scope.scope,
+                signatures=[pattern],
+                explanation=explanation,
+                fix=_fix(scope, word, failures, attempts, tests),
+                expected=f"not {scope.text.split(' (')[0]}" if scope.separated else "",
+                sources=[
+                    f"mined from {totals['runs']} run(s), {failed_jobs + passing_jobs} job(s) in {store.name}"
+                ],
+                confidence="high"
+                if word == "reproducible" and scope.separated and fps == 0
+                else "medium"
+                if word == "reproducible"
+                else "low",
+                examples=examples.get(g.key, [])[:3],
+                origin=f"mined:{store.name}",
+                provenance="mined",
+                mined=stats,
+            )
+        )
+        rows.append(
+            SummaryRow(
+                id=rule_id,
+                title=title,
+                coverage=stats.coverage,
+                support=support,
+                failure_rate=stats.failure_rate,
+                wilson_lower=stats.wilson_lower,
+                attempts=attempts,
+                reproducibility=word,
+                false_positive_rate=stats.false_positive_rate,
+                scope=scope.text,
+                separated=scope.separated,
+                tests=tests,
+            )
+        )
     suggestions = _merges(rules, options.merge_similarity)
     store.keep_groups(r.mined.signature for r in rules if r.mined)
     explained = store.explained_failed_jobs() if rules else 0
     return MinedRules(
-        store=store.name, jobs=failed_jobs + passing_jobs, failed_jobs=failed_jobs, passing_jobs=passing_jobs,
-        runs=totals["runs"], coverage=round(explained / failed_jobs, 4) if failed_jobs else 0.0,
-        rules=RuleSet(rules=rules), summary=rows, dropped=dropped, merge_suggestions=suggestions,
+        store=store.name,
+        jobs=failed_jobs + passing_jobs,
+        failed_jobs=failed_jobs,
+        passing_jobs=passing_jobs,
+        runs=totals["runs"],
+        coverage=round(explained / failed_jobs, 4) if failed_jobs else 0.0,
+        rules=RuleSet(rules=rules),
+        summary=rows,
+        dropped=dropped,
+        merge_suggestions=suggestions,
     )
 
 
@@ -293,4 +377,3 @@ def _merges(rules: list[Rule], threshold: float) -> list[list[str]]:
         b.mined.merge_candidates.append(a.id)
         out.append([a.id, b.id, f"{cos:.2f}"])
     return out
-

@@ -42,10 +42,12 @@ class Condition:
 
     @property
     def text(self) -> str:
-        name = self.fact[len(PKG):] if self.fact.startswith(PKG) else self.fact
+        name = self.fact[len(PKG) :] if self.fact.startswith(PKG) else self.fact
         if self.spec:
             return f"{name}{self.spec}"
-        return f"{name}={self.values[0]}" if len(self.values) == 1 else f"{name} in {{{', '.join(self.values)}}}"
+        return (
+            f"{name}={self.values[0]}" if len(self.values) == 1 else f"{name} in {{{', '.join(self.values)}}}"
+        )
 
     def holds(self, facts: dict[str, str]) -> bool:
         value = facts.get(self.fact)
@@ -61,14 +63,18 @@ class Condition:
     def scope_field(self) -> tuple[str, object] | None:
         """The Scope field expressing this condition, or None where a Scope cannot."""
         if self.fact.startswith(PKG):
-            name = self.fact[len(PKG):]
+            name = self.fact[len(PKG) :]
             if self.spec:
                 return "packages", f"{name}{self.spec}"
             return ("packages", f"{name}=={self.values[0]}") if len(self.values) == 1 else None
         if self.fact in ("python", "torch_cuda", "driver"):
             if self.spec:
                 return self.fact, self.spec
-            return (self.fact, f"=={self.values[0]}") if len(self.values) == 1 and parse_version(self.values[0]) else None
+            return (
+                (self.fact, f"=={self.values[0]}")
+                if len(self.values) == 1 and parse_version(self.values[0])
+                else None
+            )
         if self.fact == "platform" and self.values:
             return "platform", list(self.values)
         if self.fact == "gpu" and len(self.values) == 1:
@@ -90,7 +96,12 @@ def _simplest(low, high) -> str | None:
     """The simplest version c with ``low < c <= high``: ``2`` rather than ``2.0.2``."""
     from packaging.version import Version
 
-    candidates = [f"{high.major}", f"{high.major}.{high.minor}", f"{high.major}.{high.minor}.{high.micro}", str(high)]
+    candidates = [
+        f"{high.major}",
+        f"{high.major}.{high.minor}",
+        f"{high.major}.{high.minor}.{high.micro}",
+        str(high),
+    ]
     for text in candidates:
         c = Version(text)
         if low < c <= high:
@@ -122,7 +133,7 @@ def _condition(fact: str, failing: list[CellStat], clean: list[CellStat]) -> Con
 
 
 def _rank(cond: Condition, text: str) -> tuple:
-    name = cond.fact[len(PKG):] if cond.fact.startswith(PKG) else cond.fact
+    name = cond.fact[len(PKG) :] if cond.fact.startswith(PKG) else cond.fact
     relevant = name.lower() in text
     kind = _KIND_ORDER.index(cond.fact) if cond.fact in _KIND_ORDER else len(_KIND_ORDER)
     return (cond.scope_field() is None, not relevant, kind, len(cond.values), cond.fact)
@@ -137,13 +148,19 @@ def contrast(cells: list[CellStat], text: str = "") -> ScopeResult:
     if not failing:
         return ScopeResult(False, "never failed")
     if not clean:
-        return ScopeResult(False, f"fails in every cell seen ({len(failing)}): no environment fact separates "
-                                  "failing from passing cells (a code bug or a flaky test, not a compatibility rule)")
+        return ScopeResult(
+            False,
+            f"fails in every cell seen ({len(failing)}): no environment fact separates "
+            "failing from passing cells (a code bug or a flaky test, not a compatibility rule)",
+        )
     attempts = sum(c.attempts for c in failing)
     rate = sum(c.failures for c in failing) / attempts if attempts else 0
     if rate < MIN_RATE_IN_SCOPE:
-        return ScopeResult(False, f"fails in only {rate:.0%} of the attempts of the cells it fails in: intermittent, "
-                                  "no environment fact explains it (flaky, not a compatibility rule)")
+        return ScopeResult(
+            False,
+            f"fails in only {rate:.0%} of the attempts of the cells it fails in: intermittent, "
+            "no environment fact explains it (flaky, not a compatibility rule)",
+        )
     facts = sorted({f for c in failing for f in c.facts})
     candidates = []
     for fact in facts:
@@ -168,8 +185,11 @@ def contrast(cells: list[CellStat], text: str = "") -> ScopeResult:
             chosen.append(best[0])
             remaining -= best[1]
         if remaining:
-            return ScopeResult(False, f"no environment fact separates its {len(failing)} failing cell(s) from the "
-                                      f"{len(clean)} clean one(s) (a code bug or flakiness, not a compatibility rule)")
+            return ScopeResult(
+                False,
+                f"no environment fact separates its {len(failing)} failing cell(s) from the "
+                f"{len(clean)} clean one(s) (a code bug or flakiness, not a compatibility rule)",
+            )
     in_scope = {c.cell for c in cells if all(cond.holds(c.facts) for cond in chosen)}
     fields = [cond.scope_field() for cond in chosen]
     scope = Scope()

@@ -20,12 +20,14 @@ TOP_FRAMES = 3  # in-app frames kept per signature, innermost first
 MAX_MESSAGE = 500  # characters of a message kept (and masked)
 
 _NOT_APP = re.compile(
-    r"(?:^|[\\/])(?:site-packages|dist-packages|lib[\\/]python\d[\d.]*|_pytest|pluggy|importlib|unittest)(?:[\\/]|$)"
+    r"(?:^|[\\/])(?:site-packages|dist-packages|lib[\\/]python\d[\d.]*|_pytest|pluggy|importlib|unittest)"
+    r"(?:[\\/]|$)"
     r"|^<(?:frozen|string|stdin)|^\.\.[\\/]venv|[\\/]\.?venv[^\\/]*[\\/]lib[\\/]"
 )
 # the workspace prefix CI runners check code out under (GitHub Actions, Travis, GitLab, Buildkite)
 _WORKSPACE = re.compile(
-    r"^.*?[\\/](?:work[\\/][^\\/]+[\\/][^\\/]+|build[\\/][^\\/]+[\\/][^\\/]+|builds[\\/][^\\/]+(?:[\\/][^\\/]+)?|"
+    r"^.*?[\\/](?:work[\\/][^\\/]+[\\/][^\\/]+|build[\\/][^\\/]+[\\/][^\\/]+"
+    r"|builds[\\/][^\\/]+(?:[\\/][^\\/]+)?|"
     r"project|workspace|src[\\/]github\.com[\\/][^\\/]+[\\/][^\\/]+)[\\/]"
 )
 
@@ -76,7 +78,11 @@ class Failure:
     @property
     def example(self) -> str:
         """The text a rule's signature must match: ``Exception: message`` as a log shows it."""
-        return f"{self.exception}: {self.message}" if self.exception and self.message else self.exception or self.message
+        return (
+            f"{self.exception}: {self.message}"
+            if self.exception and self.message
+            else self.exception or self.message
+        )
 
     @property
     def key(self) -> str:

@@ -24,7 +24,9 @@ def _vectors(texts: list[str]) -> list[dict[str, float]]:
     return out
 
 
-def similar_pairs(texts: list[str], threshold: float = 0.75, limit: int = 2000) -> list[tuple[int, int, float]]:
+def similar_pairs(
+    texts: list[str], threshold: float = 0.75, limit: int = 2000
+) -> list[tuple[int, int, float]]:
     """Pairs (i, j, cosine) of texts at least ``threshold`` alike, most alike first; at most
     ``limit`` texts are compared (pairwise cost)."""
     vecs = _vectors(texts[:limit])

@@ -42,7 +42,9 @@ def min_attempts(target: float = REPRODUCIBLE, confidence: float = 0.95) -> int:
     return math.ceil(target * z2 / (1 - target) - 1e-9)
 
 
-def reproducibility(failures: int, attempts: int, confidence: float = 0.95, target: float = REPRODUCIBLE) -> str:
+def reproducibility(
+    failures: int, attempts: int, confidence: float = 0.95, target: float = REPRODUCIBLE
+) -> str:
     """``reproducible`` when the lower bound reaches ``target``; ``unconfirmed`` when every
     attempt failed but there were too few to tell; else ``flaky``."""
     if wilson_lower(failures, attempts, confidence) >= target:

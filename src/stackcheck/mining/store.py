@@ -22,7 +22,8 @@ __all__ = ["IngestResult", "MineStore", "default_store_url"]
 
 _LOCK_ID = 7250121  # PostgreSQL advisory lock serializing mining ingests (the ledger uses 7250119)
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS mine_runs (run TEXT PRIMARY KEY, source TEXT NOT NULL, ingested_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS mine_runs (run TEXT PRIMARY KEY, source TEXT NOT NULL,"
+    " ingested_at TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS mine_cells (cell TEXT PRIMARY KEY, facts TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS mine_jobs (run TEXT NOT NULL, job TEXT NOT NULL, attempt INTEGER NOT NULL,"
     " family TEXT NOT NULL, outcome TEXT NOT NULL, cell TEXT NOT NULL, lines INTEGER NOT NULL,"
@@ -111,9 +112,15 @@ class MineStore:
         with self.index.transaction() as tx:
             if self.index.postgres:
                 tx.execute(f"SELECT pg_advisory_xact_lock({_LOCK_ID})")
-            stored = {(row[0], int(row[1])) for row in tx.fetch("SELECT job, attempt FROM mine_jobs WHERE run = ?", (run,))}
-            tx.execute("INSERT INTO mine_runs (run, source, ingested_at) VALUES (?, ?, ?) ON CONFLICT (run) DO NOTHING",
-                       (_text(run, 512), _text(source), now))
+            stored = {
+                (row[0], int(row[1]))
+                for row in tx.fetch("SELECT job, attempt FROM mine_jobs WHERE run = ?", (run,))
+            }
+            tx.execute(
+                "INSERT INTO mine_runs (run, source, ingested_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (run) DO NOTHING",
+                (_text(run, 512), _text(source), now),
+            )
             for r in jobs:
                 if (r.job, r.attempt) in stored:
                     result.already += 1
@@ -127,21 +134,35 @@ class MineStore:
 
     def _insert_job(self, tx, r: JobRecord) -> None:
         cell, facts = cell_of(r.facts)
-        tx.execute("INSERT INTO mine_cells (cell, facts) VALUES (?, ?) ON CONFLICT (cell) DO NOTHING",
-                   (cell, _text(facts, 1 << 20)))
+        tx.execute(
+            "INSERT INTO mine_cells (cell, facts) VALUES (?, ?) ON CONFLICT (cell) DO NOTHING",
+            (cell, _text(facts, 1 << 20)),
+        )
         key = (_text(r.run, 512), _text(r.job, 512), r.attempt)
-        tx.execute("INSERT INTO mine_jobs (run, job, attempt, family, outcome, cell, lines, source)"
-                   " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, job, attempt) DO NOTHING",
-                   (*key, _text(r.family, 512), r.outcome, cell, r.lines, _text(r.source)))
+        tx.execute(
+            "INSERT INTO mine_jobs (run, job, attempt, family, outcome, cell, lines, source)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, job, attempt) DO NOTHING",
+            (*key, _text(r.family, 512), r.outcome, cell, r.lines, _text(r.source)),
+        )
         for f in r.failures:
             sig = f.key
-            tx.execute("INSERT INTO mine_signatures (sig, exception, template, frames, test, kind)"
-                       " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sig) DO NOTHING",
-                       (sig, _text(f.exception, 200), _text(f.template), _text("\n".join(f.frames)),
-                        _text(f.test, 512), f.kind))
-            tx.execute("INSERT INTO mine_hits (run, job, attempt, sig, occurrences, line, example)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, job, attempt, sig) DO NOTHING",
-                       (*key, sig, r.counts.get(sig, 1), f.line, _text(f.example)))
+            tx.execute(
+                "INSERT INTO mine_signatures (sig, exception, template, frames, test, kind)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sig) DO NOTHING",
+                (
+                    sig,
+                    _text(f.exception, 200),
+                    _text(f.template),
+                    _text("\n".join(f.frames)),
+                    _text(f.test, 512),
+                    f.kind,
+                ),
+            )
+            tx.execute(
+                "INSERT INTO mine_hits (run, job, attempt, sig, occurrences, line, example)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, job, attempt, sig) DO NOTHING",
+                (*key, sig, r.counts.get(sig, 1), f.line, _text(f.example)),
+            )
 
     # ----- reading (set-based: every query aggregates in the database) -------------------
     def query(self, sql: str, params: Sequence = ()) -> list[tuple]:
@@ -162,7 +183,8 @@ class MineStore:
             " JOIN mine_hits h ON h.sig = s.sig"
             " JOIN mine_jobs j ON j.run = h.run AND j.job = h.job AND j.attempt = h.attempt"
             " WHERE j.outcome = 'failed' GROUP BY s.sig, s.exception, s.template, s.frames, s.test, s.kind"
-            " ORDER BY COUNT(*) DESC, s.sig")
+            " ORDER BY COUNT(*) DESC, s.sig"
+        )
         keys = ("sig", "exception", "template", "frames", "test", "kind", "support")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
@@ -170,21 +192,27 @@ class MineStore:
         """Map signatures to groups for the queries below (a temporary table of this session)."""
         rows = list(groups)
         with self.index.transaction() as tx:
-            tx.execute("CREATE TEMP TABLE IF NOT EXISTS mine_groups (sig TEXT PRIMARY KEY, grp TEXT NOT NULL,"
-                       " kept INTEGER NOT NULL DEFAULT 0)")
+            tx.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS mine_groups (sig TEXT PRIMARY KEY, grp TEXT NOT NULL,"
+                " kept INTEGER NOT NULL DEFAULT 0)"
+            )
             tx.execute("DELETE FROM mine_groups")
             for i in range(0, len(rows), 400):
-                chunk = rows[i:i + 400]
+                chunk = rows[i : i + 400]
                 marks = ", ".join("(?, ?)" for _ in chunk)
-                tx.execute(f"INSERT INTO mine_groups (sig, grp) VALUES {marks}", [v for pair in chunk for v in pair])
+                tx.execute(
+                    f"INSERT INTO mine_groups (sig, grp) VALUES {marks}", [v for pair in chunk for v in pair]
+                )
 
     def keep_groups(self, kept: Iterable[str]) -> None:
         kept = list(kept)
         with self.index.transaction() as tx:
             tx.execute("UPDATE mine_groups SET kept = 0")
             for i in range(0, len(kept), 400):
-                chunk = kept[i:i + 400]
-                tx.execute(f"UPDATE mine_groups SET kept = 1 WHERE grp IN ({', '.join('?' for _ in chunk)})", chunk)
+                chunk = kept[i : i + 400]
+                tx.execute(
+                    f"UPDATE mine_groups SET kept = 1 WHERE grp IN ({', '.join('?' for _ in chunk)})", chunk
+                )
 
     def group_cells(self) -> list[tuple]:
         """(group, family, cell, attempts, failures, false positives, passing jobs) for every
@@ -194,28 +222,36 @@ class MineStore:
             "  JOIN mine_hits h ON h.sig = g.sig"
             "  JOIN mine_jobs j ON j.run = h.run AND j.job = h.job AND j.attempt = h.attempt"
             "  WHERE j.outcome = 'failed'),"
-            " hit AS (SELECT DISTINCT g.grp, h.run, h.job, h.attempt FROM mine_groups g JOIN mine_hits h ON h.sig = g.sig)"
+            " hit AS (SELECT DISTINCT g.grp, h.run, h.job, h.attempt FROM mine_groups g"
+            "  JOIN mine_hits h ON h.sig = g.sig)"
             " SELECT f.grp, j.family, j.cell, COUNT(*),"
             "  SUM(CASE WHEN x.grp IS NOT NULL AND j.outcome = 'failed' THEN 1 ELSE 0 END),"
             "  SUM(CASE WHEN x.grp IS NOT NULL AND j.outcome = 'passed' THEN 1 ELSE 0 END),"
             "  SUM(CASE WHEN j.outcome = 'passed' THEN 1 ELSE 0 END)"
             " FROM fam f JOIN mine_jobs j ON j.family = f.family"
             " LEFT JOIN hit x ON x.grp = f.grp AND x.run = j.run AND x.job = j.job AND x.attempt = j.attempt"
-            " GROUP BY f.grp, j.family, j.cell ORDER BY f.grp, j.family, j.cell")
+            " GROUP BY f.grp, j.family, j.cell ORDER BY f.grp, j.family, j.cell"
+        )
 
     def group_examples(self, per_group: int = 3) -> list[tuple[str, str]]:
         """Up to ``per_group`` distinct example texts of each group, from failed jobs."""
         return self.query(
-            "SELECT grp, example FROM (SELECT grp, example, ROW_NUMBER() OVER (PARTITION BY grp ORDER BY example) AS n"
+            "SELECT grp, example FROM (SELECT grp, example,"
+            " ROW_NUMBER() OVER (PARTITION BY grp ORDER BY example) AS n"
             " FROM (SELECT DISTINCT g.grp, h.example FROM mine_groups g JOIN mine_hits h ON h.sig = g.sig"
             "  JOIN mine_jobs j ON j.run = h.run AND j.job = h.job AND j.attempt = h.attempt"
-            "  WHERE j.outcome = 'failed') d) e WHERE n <= ? ORDER BY grp, example", (per_group,))
+            "  WHERE j.outcome = 'failed') d) e WHERE n <= ? ORDER BY grp, example",
+            (per_group,),
+        )
 
     def passing_examples(self, limit: int = 2000) -> list[str]:
         """Texts of signatures seen in passing jobs (counter-examples for the rules' patterns)."""
-        rows = self.query("SELECT DISTINCT h.example FROM mine_hits h"
-                          " JOIN mine_jobs j ON j.run = h.run AND j.job = h.job AND j.attempt = h.attempt"
-                          " WHERE j.outcome = 'passed' ORDER BY h.example LIMIT ?", (limit,))
+        rows = self.query(
+            "SELECT DISTINCT h.example FROM mine_hits h"
+            " JOIN mine_jobs j ON j.run = h.run AND j.job = h.job AND j.attempt = h.attempt"
+            " WHERE j.outcome = 'passed' ORDER BY h.example LIMIT ?",
+            (limit,),
+        )
         return [r[0] for r in rows]
 
     def explained_failed_jobs(self) -> int:
@@ -224,7 +260,8 @@ class MineStore:
             "SELECT COUNT(*) FROM (SELECT DISTINCT h.run, h.job, h.attempt FROM mine_hits h"
             " JOIN mine_groups g ON g.sig = h.sig AND g.kept = 1"
             " JOIN mine_jobs j ON j.run = h.run AND j.job = h.job AND j.attempt = h.attempt"
-            " WHERE j.outcome = 'failed') x")
+            " WHERE j.outcome = 'failed') x"
+        )
         return int(rows[0][0])
 
     def cells(self) -> dict[str, dict[str, str]]:
@@ -235,4 +272,3 @@ def utc_now() -> str:
     from stackcheck.results.ledger import utc_now as now
 
     return now()
-

@@ -32,8 +32,14 @@ class TemplateMiner:
     the variable tokens). ``sim_th`` and ``depth`` are Drain's similarity threshold and
     prefix-tree depth; ``extra_masks`` are further patterns masked as ``<*>``."""
 
-    def __init__(self, *, sim_th: float = 0.4, depth: int = 4, extra_masks: Iterable[str] = (),
-                 cache_size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        sim_th: float = 0.4,
+        depth: int = 4,
+        extra_masks: Iterable[str] = (),
+        cache_size: int = CACHE_SIZE,
+    ) -> None:
         self._drain = drain_class()(sim_th=sim_th, depth=depth, param_str=WILDCARD)
         self.masker = Masker(extra_masks)
         self._exact: dict[str, int] = {}

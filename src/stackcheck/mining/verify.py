@@ -66,7 +66,7 @@ def _labels(directory: Path) -> list[tuple[int, dict]]:
             if not isinstance(obj, dict) or not isinstance(obj.get("log"), str):
                 raise InputError(f"{path}: line {n}: expected an object with a 'log' path")
             if not isinstance(obj.get("group"), str) and obj.get("outcome") != "passed":
-                raise InputError(f"{path}: line {n}: expected a 'group' (the cause) or \"outcome\": \"passed\"")
+                raise InputError(f'{path}: line {n}: expected a \'group\' (the cause) or "outcome": "passed"')
             if not (directory / obj["log"]).is_file():
                 raise InputError(f"{path}: line {n}: log: no such file {directory / obj['log']}")
             out.append((n, obj))
@@ -86,7 +86,8 @@ def verify(rules: list[Rule], directory: str | Path) -> Verification:
     def failures_of(log: str):
         if log not in scans:
             path = directory / log
-            src = JobSource(run="verify", job=log, logs=[LogFile(str(path), lambda: open(path, "rb"))])  # noqa: SIM115
+            opener = lambda: open(path, "rb")  # noqa: E731, SIM115 - the scanner closes it
+            src = JobSource(run="verify", job=log, logs=[LogFile(str(path), opener)])
             record = scan_job(src)
             by_test: dict[str, list] = {}
             for f in record.failures:
@@ -96,7 +97,11 @@ def verify(rules: list[Rule], directory: str | Path) -> Verification:
 
     def best_rule(failures) -> str | None:
         hits = [h for f in failures for h in index.search(f.example)]
-        return max(hits, key=lambda h: (h.signature.specificity, h.signature.rule.id)).signature.rule.id if hits else None
+        return (
+            max(hits, key=lambda h: (h.signature.specificity, h.signature.rule.id)).signature.rule.id
+            if hits
+            else None
+        )
 
     truth, predicted, missed = [], [], []
     per_rule: dict[str, Counter] = {}
@@ -109,7 +114,11 @@ def verify(rules: list[Rule], directory: str | Path) -> Verification:
             fp_logs += bool(found.matches)
             continue
         by_test = failures_of(obj["log"])
-        wanted = by_test.get(normalize_test(obj["test"]), []) if obj.get("test") else [f for fs in by_test.values() for f in fs]
+        wanted = (
+            by_test.get(normalize_test(obj["test"]), [])
+            if obj.get("test")
+            else [f for fs in by_test.values() for f in fs]
+        )
         rule = best_rule(wanted)
         truth.append(obj["group"])
         predicted.append(rule if rule is not None else f"unmatched:{n}")
@@ -123,10 +132,18 @@ def verify(rules: list[Rule], directory: str | Path) -> Verification:
     right = sum(1 for p, t in zip(predicted, truth) if stands_for.get(p) == t)
     total = len(truth)
     return Verification(
-        rules=len(rules), failures=total, matched=matched, coverage=round(matched / total, 4) if total else 0.0,
-        precision=round(right / matched, 4) if matched else 0.0, passing_logs=passing, false_positive_logs=fp_logs,
-        false_positive_rate=round(fp_logs / passing, 4) if passing else 0.0, groups=len(set(truth)),
-        grouping_accuracy=round(grouping_accuracy(predicted, truth), 4), fga=round(f1_group_accuracy(predicted, truth), 4),
+        rules=len(rules),
+        failures=total,
+        matched=matched,
+        coverage=round(matched / total, 4) if total else 0.0,
+        precision=round(right / matched, 4) if matched else 0.0,
+        passing_logs=passing,
+        false_positive_logs=fp_logs,
+        false_positive_rate=round(fp_logs / passing, 4) if passing else 0.0,
+        groups=len(set(truth)),
+        grouping_accuracy=round(grouping_accuracy(predicted, truth), 4),
+        fga=round(f1_group_accuracy(predicted, truth), 4),
         ari=round(adjusted_rand_index(predicted, truth), 4),
-        per_rule={rule: dict(sorted(c.items())) for rule, c in sorted(per_rule.items())}, missed=missed,
+        per_rule={rule: dict(sorted(c.items())) for rule, c in sorted(per_rule.items())},
+        missed=missed,
     )

@@ -37,8 +37,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PYTEST = "pytest==8.3.3"
-CELLS = [("3.11", "1.26.4"), ("3.11", "2.0.2"), ("3.11", "2.2.6"),
-         ("3.12", "1.26.4"), ("3.12", "2.1.3"), ("3.12", "2.3.4")]
+CELLS = [
+    ("3.11", "1.26.4"),
+    ("3.11", "2.0.2"),
+    ("3.11", "2.2.6"),
+    ("3.12", "1.26.4"),
+    ("3.12", "2.1.3"),
+    ("3.12", "2.3.4"),
+]
 RUNS = ["8801", "8802", "8803", "8804"]  # four workflow runs …
 ATTEMPTS_PER_RUN = 2  # … each re-run once
 FAMILIES = {
@@ -80,7 +86,7 @@ def normalize(values):
     """Sums of every window of ``k`` consecutive values."""
     return [sum(values[i:i + k]) for i in range(len(values) - k)]
 ''',
-    "tests/test_stats.py": '''from matrixpkg import stats
+    "tests/test_stats.py": """from matrixpkg import stats
 
 
 def test_mean_dtype():
@@ -93,20 +99,20 @@ def test_total():
 
 def test_normalize():
     assert stats.normalize([1, 3]) == [0.25, 0.75]
-''',
-    "tests/test_tags.py": '''from matrixpkg.tags import default_device
+""",
+    "tests/test_tags.py": """from matrixpkg.tags import default_device
 
 
 def test_default_device():
     assert default_device(["cpu", "gpu", "tpu"]) in ("cpu", "gpu"), "tpu is never the default device"
-''',
-    "tests/test_window.py": '''from matrixpkg.window import moving_sum
+""",
+    "tests/test_window.py": """from matrixpkg.window import moving_sum
 
 
 def test_moving_sum():
     assert moving_sum([1, 2, 3, 4], 2) == [3, 5, 7]
-''',
-    "tests/test_basic.py": '''from matrixpkg import stats
+""",
+    "tests/test_basic.py": """from matrixpkg import stats
 
 
 def test_import():
@@ -115,7 +121,7 @@ def test_import():
 
 def test_normalize_sums_to_one():
     assert abs(sum(stats.normalize([1, 2, 3, 4])) - 1.0) < 1e-12
-''',
+""",
 }
 
 
@@ -125,7 +131,9 @@ def stamp() -> str:
 
 def run_logged(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[int, list[str]]:
     """Run ``argv``; its output lines, each stamped when it was read."""
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
     lines = [f"{stamp()} {line.rstrip()}" for line in proc.stdout]
     return proc.wait(), lines
 
@@ -134,7 +142,9 @@ def interpreter(version: str) -> str:
     found = shutil.which(f"python{version}")
     if found and subprocess.run([found, "--version"], capture_output=True).returncode == 0:
         return found
-    for candidate in sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}"))):
+    for candidate in sorted(
+        glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}"))
+    ):
         return candidate
     sys.exit(f"no python{version} found")
 
@@ -147,12 +157,18 @@ def os_name() -> str:
 def group(title: str, *script: str, at: str = "") -> list[str]:
     """The runner's header of a ``run:`` step (stamped ``at``, or now)."""
     when = at or stamp()
-    return [f"{when} ##[group]Run {title}", *(f"{when} {s}" for s in script),
-            f"{when} shell: /usr/bin/bash -e {{0}}", f"{when} ##[endgroup]"]
+    return [
+        f"{when} ##[group]Run {title}",
+        *(f"{when} {s}" for s in script),
+        f"{when} shell: /usr/bin/bash -e {{0}}",
+        f"{when} ##[endgroup]",
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", default=str(HERE / "matrix"))
     args = parser.parse_args()
     out = Path(args.out)
@@ -172,14 +188,25 @@ def main() -> None:
         subprocess.run([interpreter(py), "-m", "venv", str(venv)], check=True)
         python = str(venv / "bin" / "python")
         started = stamp()
-        code, install = run_logged([python, "-m", "pip", "install", "--disable-pip-version-check",
-                                    f"numpy=={numpy}", PYTEST], work)
+        code, install = run_logged(
+            [python, "-m", "pip", "install", "--disable-pip-version-check", f"numpy=={numpy}", PYTEST], work
+        )
         if code:
             sys.exit("\n".join(install))
-        full_py = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
-        install = group(f"python -m pip install numpy=={numpy} {PYTEST}", f"python -m pip install numpy=={numpy} {PYTEST}",
-                        at=started) + install
+        full_py = subprocess.run(
+            [python, "-c", "import platform; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        install = (
+            group(
+                f"python -m pip install numpy=={numpy} {PYTEST}",
+                f"python -m pip install numpy=={numpy} {PYTEST}",
+                at=started,
+            )
+            + install
+        )
         cells.append((py, numpy, full_py, python, install))
     runs, labels = [], []
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}  # the seed must be random
@@ -200,8 +227,19 @@ def main() -> None:
                     lines += group("python -m pip freeze", "python -m pip freeze")
                     code, freeze = run_logged([python, "-m", "pip", "freeze"], project, env)
                     lines += freeze
-                    lines += group("python -m pytest", "python -m pytest -rfE --junitxml=junit.xml " + " ".join(tests))
-                    argv = [python, "-m", "pytest", "-rfE", "-p", "no:cacheprovider", "--junitxml=junit.xml", *tests]
+                    lines += group(
+                        "python -m pytest", "python -m pytest -rfE --junitxml=junit.xml " + " ".join(tests)
+                    )
+                    argv = [
+                        python,
+                        "-m",
+                        "pytest",
+                        "-rfE",
+                        "-p",
+                        "no:cacheprovider",
+                        "--junitxml=junit.xml",
+                        *tests,
+                    ]
                     code, output = run_logged(argv, project, env)
                     shutil.move(project / "junit.xml", junit)
                     lines += output
@@ -210,9 +248,17 @@ def main() -> None:
                     log = out / "logs" / folder / f"{slug}.txt"
                     log.write_text("\n".join(lines) + "\n")
                     rel_log, rel_junit = str(log.relative_to(out)), str(junit.relative_to(out))
-                    runs.append({"run": run, "job": job, "attempt": attempt, "outcome": "failed" if code else "passed",
-                                 "env": {"os": osname, "python": full_py, "numpy": numpy}, "log": rel_log,
-                                 "junit": rel_junit})
+                    runs.append(
+                        {
+                            "run": run,
+                            "job": job,
+                            "attempt": attempt,
+                            "outcome": "failed" if code else "passed",
+                            "env": {"os": osname, "python": full_py, "numpy": numpy},
+                            "log": rel_log,
+                            "junit": rel_junit,
+                        }
+                    )
                     failed = [line.split()[2] for line in output if line.split()[1:2] == ["FAILED"]]
                     for test in failed:
                         labels.append({"log": rel_log, "test": test, "group": CAUSES.get(test, "unknown")})
