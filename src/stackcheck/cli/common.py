@@ -73,6 +73,26 @@ deep_option = click.option(
 )
 
 
+def _use_rules(ctx, param, value):
+    if value:
+        from stackcheck.knowledge import use_rule_files
+
+        use_rule_files(value)
+        ctx.call_on_close(lambda: use_rule_files(()))
+    return value
+
+
+rules_option = click.option(
+    "--rules",
+    multiple=True,
+    metavar="FILE",
+    callback=_use_rules,
+    expose_value=False,
+    help="Also use the knowledge rules of FILE (a rule file or a folder of them, e.g. from "
+    "`stackcheck mine rules`).",
+)
+
+
 def judging_options(fn):
     """The options every environment-judging command shares (preflight, doctor): where the
     facts come from, which checks to skip, and how to print and exit."""

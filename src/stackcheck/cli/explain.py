@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, one_output
+from stackcheck.cli.common import emit_json, finish, json_option, one_output, rules_option
 
 
 @click.command()
@@ -19,6 +19,7 @@ from stackcheck.cli.common import emit_json, finish, json_option, one_output
 @click.option(
     "-o", "--output", metavar="FILE", help="With --markdown: write the reference to FILE (atomically)."
 )
+@rules_option
 @json_option
 def explain(check_id, list_all, as_markdown, output, as_json):
     """Explain a check ID (PY001, PKG003, ISO002, GPU004, CUDA002, KB017 …).

@@ -14,6 +14,7 @@ from stackcheck.cli.common import (
     judging_options,
     one_output,
     registry_option,
+    rules_option,
 )
 
 
@@ -28,6 +29,7 @@ from stackcheck.cli.common import (
 )
 @click.option("--list-profiles", is_flag=True, help="List the profiles of the registry in use and exit.")
 @registry_option
+@rules_option
 @deep_option
 @judging_options
 def preflight(

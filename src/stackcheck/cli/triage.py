@@ -7,7 +7,14 @@ import textwrap
 
 import click
 
-from stackcheck.cli.common import collect_env_option, emit_json, finish, json_option, snapshot_option
+from stackcheck.cli.common import (
+    collect_env_option,
+    emit_json,
+    finish,
+    json_option,
+    rules_option,
+    snapshot_option,
+)
 
 
 @click.command(
@@ -18,6 +25,7 @@ Examples:
   python train.py 2>&1 | tail -200 | stackcheck triage -
   stackcheck triage ci.log --snapshot env.json --json
   stackcheck triage issue.md            # a pasted issue with a collect_env block
+  stackcheck triage ci.log --rules mined.json   # also the rules `stackcheck mine rules` wrote
 
 \b
 Environment used to judge the causes (first available): a collect_env block inside
@@ -32,6 +40,7 @@ empty or binary input.""",
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, metavar="N", help="Show only the N best matches."
 )
+@rules_option
 @json_option
 def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
     """Diagnose an error text, traceback or whole CI log (streamed; large files are fine).

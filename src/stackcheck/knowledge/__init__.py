@@ -8,6 +8,7 @@ the lookups (``driver_requirement``, ``torch_release``, ``arch_list``, ``covers`
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,22 +16,55 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from stackcheck.knowledge.base import Knowledge
 
-__all__ = ["load_knowledge", "Knowledge"]
+__all__ = ["load_knowledge", "use_rule_files", "Knowledge"]
+
+_GIVEN_RULES: tuple[str, ...] = ()
 
 
-def load_knowledge(data_dir: str | os.PathLike | None = None) -> Knowledge:
+def load_knowledge(
+    data_dir: str | os.PathLike | None = None, rules: Sequence[str | os.PathLike] | None = None
+) -> Knowledge:
     """The knowledge base from ``data_dir`` (default: the packaged data, or
-    ``STACKCHECK_KNOWLEDGE_DIR``), cached per directory for the life of the process."""
+    ``STACKCHECK_KNOWLEDGE_DIR``) with the extra rule files ``rules`` (default: those of
+    :func:`~stackcheck.knowledge.loader.extra_rule_paths`: ``--rules``, ``$STACKCHECK_RULES``,
+    ``requirements/stackcheck-rules/``), cached per directory and rule files (as they are on
+    disk) for the life of the process."""
     from stackcheck.knowledge.loader import data_dir as default_dir
+    from stackcheck.knowledge.loader import extra_rule_paths
 
-    return _load(Path(data_dir) if data_dir is not None else default_dir())
+    extra = tuple(Path(p) for p in rules) if rules is not None else extra_rule_paths()
+    return _load(Path(data_dir) if data_dir is not None else default_dir(), tuple(_stamp(p) for p in extra))
+
+
+def use_rule_files(paths: Sequence[str | os.PathLike]) -> None:
+    """Rule files (or folders) every later default :func:`load_knowledge` adds: what a
+    command's ``--rules`` option sets for the process (``()`` clears it)."""
+    global _GIVEN_RULES
+    _GIVEN_RULES = tuple(str(p) for p in paths)
+
+
+def given_rule_files() -> tuple[str, ...]:
+    return _GIVEN_RULES
+
+
+def _stamp(path: Path) -> tuple[Path, int, int]:
+    """A rule path with its modification time and size (a folder: of its rule files), so an
+    edited file is read again."""
+    try:
+        if path.is_dir():
+            files = [(f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in sorted(path.glob("*.json"))]
+            return (path, hash(tuple(files)), -2)
+        st = path.stat()
+    except OSError:
+        return (path, 0, -1)  # the loader says what is wrong with it
+    return (path, st.st_mtime_ns, st.st_size)
 
 
 @lru_cache(maxsize=8)
-def _load(directory: Path) -> Knowledge:
+def _load(directory: Path, extra: tuple[tuple[Path, int, int], ...] = ()) -> Knowledge:
     from stackcheck.knowledge.loader import load_from
 
-    return load_from(directory)
+    return load_from(directory, [p for p, _, _ in extra])
 
 
 def __getattr__(name: str):

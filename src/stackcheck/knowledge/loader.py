@@ -9,6 +9,7 @@ log.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from stackcheck.knowledge.tables import (
 from stackcheck.models.rule import RULE_SCHEMA_VERSION, Rule
 
 DATA_DIR = Path(__file__).parent / "data"
+RULES_ENV = "STACKCHECK_RULES"  # extra rule files or folders, os.pathsep-separated
+RULES_DIR = Path("requirements") / "stackcheck-rules"  # a team's (mined) rules, beside its profiles
 
 # table name → (file, model, the list of its sourced rows)
 TABLES: dict[str, tuple[str, type[Any], str]] = {
@@ -44,7 +47,9 @@ def data_dir() -> Path:
     return Path(os.environ.get("STACKCHECK_KNOWLEDGE_DIR") or DATA_DIR)
 
 
-def load_from(directory: Path) -> Knowledge:
+def load_from(directory: Path, extra_rules: Sequence[Path] = ()) -> Knowledge:
+    """The knowledge base of ``directory``, plus the rules of ``extra_rules`` (rule files or
+    folders of them, e.g. mined rules): they enter exactly as the packaged rules do."""
     tables: dict[str, Any] = {}
     files: dict[str, str] = {}
     for name, (filename, model, _) in TABLES.items():
@@ -58,7 +63,27 @@ def load_from(directory: Path) -> Knowledge:
     # compiles them; a data directory from elsewhere is checked here, at load.
     packaged = directory.resolve() == Path(DATA_DIR).resolve()
     rules = load_rules(directory / "rules", check_signatures=not packaged)
+    if extra_rules:
+        known = {r.id: directory / "rules" for r in rules}
+        rules = sorted([*rules, *load_rule_files(extra_rules, known=known)], key=lambda r: r.id)
     return Knowledge(rules=rules, files=files, **tables)
+
+
+def extra_rule_paths(cwd: str | os.PathLike | None = None) -> tuple[Path, ...]:
+    """Rule files beyond the packaged ones: those given with ``--rules`` (see
+    :func:`stackcheck.knowledge.use_rule_files`), ``$STACKCHECK_RULES`` (paths separated by
+    ``os.pathsep``) and the nearest ``requirements/stackcheck-rules/`` at or above ``cwd``, the
+    folder beside the profile registry where a team keeps its mined rules."""
+    from stackcheck import knowledge
+
+    paths = [Path(p) for p in knowledge.given_rule_files()]
+    paths += [Path(p) for p in os.environ.get(RULES_ENV, "").split(os.pathsep) if p.strip()]
+    here = Path(cwd or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / RULES_DIR).is_dir():
+            paths.append(folder / RULES_DIR)
+            break
+    return tuple(dict.fromkeys(paths))
 
 
 def _check_version(path: Path, found: str, expected: str) -> None:
@@ -92,20 +117,39 @@ def _is_citation(text: str) -> bool:
 def load_rules(directory: Path, *, check_signatures: bool = True) -> list[Rule]:
     """All rules of ``directory/*.json`` sorted by ID; signatures compiled with RE2 unless
     ``check_signatures`` is off."""
-    rules: dict[str, tuple[Rule, Path]] = {}
-    for path in sorted(directory.glob("*.json")):
+    files = sorted(directory.glob("*.json"))
+    return sorted(_read_rule_files(files, check_signatures, {}), key=lambda r: r.id)
+
+
+def load_rule_files(paths: Sequence[Path], *, known: dict[str, Path] | None = None) -> list[Rule]:
+    """The rules of rule files or folders of them (``*.json``), RE2-checked; an ID may be
+    defined once across them and ``known`` (ID → where it is already defined)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.json")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InputError(f"{path}: no such rule file or folder")
+    return _read_rule_files(files, True, dict(known or {}))
+
+
+def _read_rule_files(files: list[Path], check_signatures: bool, known: dict[str, Path]) -> list[Rule]:
+    rules: list[Rule] = []
+    for path in files:
         raw = load_json_any(path, "rule file")
         if not isinstance(raw, dict) or not isinstance(raw.get("rules"), list):
             raise InputError(f"{path}: expected an object with a 'rules' list (a stackcheck rule file)")
         _check_version(path, str(raw.get("schema_version", "")), RULE_SCHEMA_VERSION)
         for i, item in enumerate(raw["rules"]):
             rule = _decode_rule(path, i, item, check_signatures)
-            if rule.id in rules:
-                raise InputError(
-                    f"{path}: rule {rule.id}: id: duplicate, already defined in {rules[rule.id][1]}"
-                )
-            rules[rule.id] = (rule, path)
-    return [rules[k][0] for k in sorted(rules)]
+            if rule.id in known:
+                where = known[rule.id]
+                raise InputError(f"{path}: rule {rule.id}: id: duplicate, already defined in {where}")
+            known[rule.id] = path
+            rules.append(rule)
+    return rules
 
 
 def _decode_rule(path: Path, index: int, item: Any, check_signatures: bool = True) -> Rule:
@@ -118,6 +162,10 @@ def _decode_rule(path: Path, index: int, item: Any, check_signatures: bool = Tru
         raise InputError(f"{path}: {label}: {field}: {text[0].lower() + text[1:]}") from None
     if not rule.sources:
         raise InputError(f"{path}: {label}: sources: every rule needs a source, found none")
+    if (rule.provenance == "mined") != (rule.mined is not None):
+        raise InputError(
+            f"{path}: {label}: mined: a rule has mining statistics exactly when its provenance is 'mined'"
+        )
     for j, sig in enumerate(rule.signatures if check_signatures else ()):
         problem = signature_problem(sig)
         if problem:

@@ -45,6 +45,8 @@ Confidence = Literal["high", "medium", "low"]
 # specific: one known failure with its known cause; family: a whole kind of failure whose
 # culprit the signature's named groups take from the text (ranked below every specific match)
 Layer = Literal["specific", "family"]
+Provenance = Literal["curated", "mined"]
+Reproducibility = Literal["reproducible", "flaky", "unconfirmed"]
 
 
 class Scope(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -66,6 +68,44 @@ class Scope(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     predicate: str | None = None
 
 
+class MinedCell(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One environment cell a mined signature was seen in: its failures over its attempts."""
+
+    cell: str  # the cell's facts, "numpy=2.0.2 os=ubuntu-22.04 python=3.11"
+    attempts: int  # jobs (runs and reruns) of the signature's job family in this cell
+    failures: int  # of those, the failed ones that carried the signature
+    failure_rate: float
+    wilson_lower: float  # lower bound of the failure rate's Wilson interval
+    in_scope: bool = False  # inside the rule's environment scope
+
+
+class MinedStats(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What a rule mined from CI logs rests on (``stackcheck mine rules``)."""
+
+    signature: str  # the signature's key (hex): exception + message template + frames + test
+    exception: str = ""  # the exception type ("AttributeError"), empty for a non-Python error line
+    template: str = ""  # the masked message template; <*> stands for a variable part
+    frames: list[str] = []  # top in-app frames, innermost first ("src/pkg/stats.py:mean")
+    tests: list[str] = []  # the failing tests that carried it
+    support: int  # failed jobs that carried the signature
+    coverage: float  # share of all failed jobs in the store that it explains
+    attempts: int  # attempts in the cells of its scope (all its cells when no scope separates)
+    failures: int
+    failure_rate: float
+    wilson_lower: float  # at ``confidence``
+    confidence: float = 0.95
+    min_attempts: int = 0  # the fewest attempts with which the lower bound can reach the target
+    reproducibility: Reproducibility
+    false_positives: int  # passing jobs of its job family whose logs carry the signature
+    passing_jobs: int  # passing jobs of its job family
+    false_positive_rate: float
+    env_scope: str  # the smallest scope that separates failing from passing cells, in words
+    separated: bool  # does an environment fact separate them? (False: a code bug or flakiness)
+    cells: list[MinedCell] = []
+    merge_candidates: list[str] = []  # IDs of rules whose signatures look alike (suggested merges)
+    store: str = ""  # the store it was mined from (a path, or a DSN without its password)
+
+
 class Rule(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     id: str  # "KB001"
     title: str
@@ -81,6 +121,8 @@ class Rule(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     examples: list[str] = []  # real error texts that must match (tests use them)
     counter_examples: list[str] = []  # texts that must not match
     origin: str = "curated"  # curated | mined:<dataset>
+    provenance: Provenance = "curated"  # mined: written by `stackcheck mine rules`, with ``mined``
+    mined: MinedStats | None = None
     # a dedicated check that judges this scope (e.g. "CUDA002"): the rule then registers for
     # `explain` and triage only, so preflight does not report one fact twice
     checked_by: str = ""
