@@ -9,10 +9,10 @@ package index.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from stackcheck.checks.context import Context, pip_command
 from stackcheck.checks.registry import matches, run_checks
-from stackcheck.environment import snapshot_digest
 from stackcheck.models.finding import (
     CheckResult,
     PipInstall,
@@ -23,7 +23,10 @@ from stackcheck.models.finding import (
     worst,
 )
 from stackcheck.models.profile import Profile
-from stackcheck.models.snapshot import Snapshot
+from stackcheck.models.snapshot import Snapshot, snapshot_digest
+
+if TYPE_CHECKING:
+    from stackcheck.knowledge.base import Knowledge
 
 # Which findings explain which: consequence → its causes, most basic first. Each side is a
 # check ID or an ID prefix (as --skip takes them); a cause may add ``/category`` to name only
@@ -43,9 +46,11 @@ def judge(
     profile: Profile | None = None,
     skip: Iterable[str] = (),
     deep: bool = False,
-    options: dict | None = None,
+    knowledge: Knowledge | None = None,
 ) -> Report:
-    ctx = Context(snapshot=snapshot, profile=profile, deep=deep, options=options or {})
+    """Run the checks of ``command`` over ``snapshot`` (``knowledge``: the tables and rules to
+    judge with; the loaded ones when None)."""
+    ctx = Context(snapshot=snapshot, profile=profile, knowledge_base=knowledge, deep=deep)
     checks = mark_consequences(run_checks(ctx, command, skip))
     return Report(
         kind=command,

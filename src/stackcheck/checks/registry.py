@@ -12,9 +12,11 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
+from stackcheck.checks.context import Context, pip_command
 from stackcheck.models.finding import CheckResult, PipInstall, Verdict, internal_error
 
 PREFLIGHT = "preflight"
@@ -35,33 +37,31 @@ class Outcome(msgspec.Struct, kw_only=True):
     consequence_of: str | None = None  # the check whose finding explains this one
 
 
-def _fix(fix, kw: dict):
+def _fix(fix: str | PipInstall | None, kw: dict[str, object]) -> str | None:
     """A fix given as a :class:`PipInstall` is printed as its command and kept as data."""
     if isinstance(fix, PipInstall):
-        from stackcheck.checks.context import pip_command
-
         kw["install"] = fix
         return pip_command(fix)
     return fix
 
 
-def ok(observed: str = "", expected: str = "", **kw) -> Outcome:
+def ok(observed: str = "", expected: str = "", **kw: Any) -> Outcome:
     return Outcome(verdict="ok", observed=observed, expected=expected, **kw)
 
 
-def warning(observed: str, expected: str, fix: str | PipInstall | None, **kw) -> Outcome:
+def warning(observed: str, expected: str, fix: str | PipInstall | None, **kw: Any) -> Outcome:
     return Outcome(verdict="warning", observed=observed, expected=expected, fix=_fix(fix, kw), **kw)
 
 
-def blocked(observed: str, expected: str, fix: str | PipInstall | None, **kw) -> Outcome:
+def blocked(observed: str, expected: str, fix: str | PipInstall | None, **kw: Any) -> Outcome:
     return Outcome(verdict="blocked", observed=observed, expected=expected, fix=_fix(fix, kw), **kw)
 
 
-def skipped(reason: str, **kw) -> Outcome:
+def skipped(reason: str, **kw: Any) -> Outcome:
     return Outcome(verdict="skipped", reason=reason, **kw)
 
 
-CheckFn = Callable[["object"], Iterable[Outcome]]
+CheckFn = Callable[[Context], Iterable[Outcome]]
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def unknown_skip(patterns: Iterable[str]) -> tuple[str, list[str]] | None:
     return None
 
 
-def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]:
+def run_checks(ctx: Context, command: str, skip: Iterable[str] = ()) -> list[CheckResult]:
     """Run every check registered for ``command`` against ``ctx``.
 
     ``skip`` holds check IDs (or ID prefixes such as ``GPU``) to record as skipped. A check
@@ -177,7 +177,7 @@ def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]
     return results
 
 
-def _run_one(spec: CheckSpec, ctx) -> Iterator[CheckResult]:
+def _run_one(spec: CheckSpec, ctx: Context) -> Iterator[CheckResult]:
     outcomes: list[Outcome] = []
     try:
         outcomes.extend(spec.run(ctx))
