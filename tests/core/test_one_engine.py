@@ -48,3 +48,72 @@ def test_the_knowledge_base_is_a_parameter_not_a_global():
     given = judge(_old_driver(), command="preflight", knowledge=kb)
     default = judge(_old_driver(), command="preflight")
     assert [(c.id, c.verdict) for c in given.checks] == [(c.id, c.verdict) for c in default.checks]
+
+
+def test_every_id_explain_knows_has_exactly_one_spec():
+    import importlib
+
+    from stackcheck.checks import registry
+
+    checks = registry.all_checks(everywhere=True)
+    prefixes = {i.rstrip("0123456789") for i in checks}
+    assert {"ACC", "HYG", "KERN", "KB", "PY"} <= prefixes
+    assert {f"ACC00{n}" for n in range(1, 8)} | {f"HYG00{n}" for n in range(1, 8)} <= set(checks)
+    assert {"KERN001", "KERN002", "KERN010", "KERN011", "KERN012", "KERN013"} <= set(checks)
+    for name in registry.ELSEWHERE:  # importing a declaring module again declares nothing twice
+        importlib.import_module(name)
+    assert registry.all_checks(everywhere=True) == checks
+    for check_id, spec in checks.items():
+        assert spec.id == check_id and registry.registered(check_id) is spec
+    from stackcheck.accept.steps import STEPS
+    from stackcheck.hygiene.rules import RULES
+
+    assert all(checks[i] is s for i, s in {**STEPS, **RULES}.items())
+
+
+def test_preflight_does_not_import_the_commands_that_declare_their_own_verdicts():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from stackcheck.checks.registry import all_checks; all_checks(); "
+        "print(sorted(m for m in sys.modules "
+        "if m.split('.')[1:2] in (['accept'], ['notebook'], ['hygiene'])))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_kern001_and_kern002_give_one_verdict_in_doctor_and_kernel_check(tmp_path):
+    from stackcheck.models import snapshot as S
+    from stackcheck.notebook.check import judge_kernel
+
+    gone = str(tmp_path / "gone" / "bin" / "python")
+    bare = S.Kernelspec(
+        name="bare", path=str(tmp_path / "k" / "bare" / "kernel.json"), argv=["python"], bare_python=True
+    )
+    dead = S.Kernelspec(
+        name="dead",
+        path=str(tmp_path / "k" / "dead" / "kernel.json"),
+        argv=[gone],
+        interpreter=gone,
+        interpreter_exists=False,
+    )
+    snap = make_snapshot()
+    snap.kernels = S.KernelsSection(status="ok", source="test", kernels=[bare, dead])
+    doctor = {
+        (c.id, c.subject): c for c in judge(snap, command="doctor").checks if c.id in ("KERN001", "KERN002")
+    }
+    kernel = {
+        (c.id, c.subject): c
+        for spec in (bare, dead)
+        for c in judge_kernel(spec, {}, None)
+        if c.id in ("KERN001", "KERN002") and c.verdict != "ok" and c.verdict != "skipped"
+    }
+    assert {k: (c.verdict, c.title) for k, c in kernel.items()} == {
+        ("KERN001", "bare"): ("warning", "Kernelspecs name their interpreter by path"),
+        ("KERN002", "dead"): ("blocked", "Kernel interpreters exist"),
+    }
+    assert {k: (c.verdict, c.title) for k, c in doctor.items() if k in kernel} == {
+        k: (c.verdict, c.title) for k, c in kernel.items()
+    }
