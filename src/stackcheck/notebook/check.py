@@ -14,7 +14,8 @@ import os
 
 from stackcheck.checks import kernels as doctor_kernels
 from stackcheck.checks.registry import declare, registered
-from stackcheck.models.finding import CheckResult, Report, worst
+from stackcheck.checks.report import build_report
+from stackcheck.models.finding import CheckResult, Report
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Kernelspec
 from stackcheck.notebook.interpreter import InterpreterFacts, ask
@@ -332,11 +333,10 @@ def check_kernels(
             results += more
             digests.append(digest)
         checks += results
-    return Report(
-        kind="kernel",
-        profile=profile.id if profile else None,
-        verdict=worst(c.verdict for c in checks),
-        checks=checks,
-        snapshot_digest=digests[0] if len(digests) == 1 else "",
+    return build_report(
+        "kernel",
+        checks,
+        profile=profile,
+        digest=digests[0] if len(digests) == 1 else "",
         environment={"kernels": ",".join(wanted), "data_dirs": os.pathsep.join(dirs)},
     )
