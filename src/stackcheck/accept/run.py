@@ -27,9 +27,10 @@ from stackcheck.accept.steps import (
     requirement_names,
     run_child,
 )
+from stackcheck.checks.report import build_report
 from stackcheck.errors import InputError
 from stackcheck.fileio import atomic_write
-from stackcheck.models.finding import CheckResult, Report, internal_error, worst
+from stackcheck.models.finding import CheckResult, Report, internal_error
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_text, redact_value
@@ -81,7 +82,7 @@ def accept(
     hygiene.json / preflight.json where those steps ran) into ``out_dir``. ``progress``
     gets one line per finished step (and one before the first)."""
     from stackcheck.checks.context import Context
-    from stackcheck.environment import obtain_snapshot, snapshot_digest
+    from stackcheck.environment import obtain_snapshot
 
     if repo is not None and not os.path.isdir(repo):
         what = "not a directory" if os.path.exists(repo) else "no such directory"
@@ -160,12 +161,11 @@ def accept(
     step.done(results["ACC005"])
     results["ACC007"] = step.done(_preflight(snapshot, profile, out))
     checks = [results[k] for k in sorted(results)]
-    report = Report(
-        kind="accept",
-        profile=profile.id if profile else None,
-        verdict=worst(c.verdict for c in checks),
-        checks=checks,
-        snapshot_digest=snapshot_digest(snapshot),
+    report = build_report(
+        "accept",
+        checks,
+        profile=profile,
+        snapshot=snapshot,
         environment={
             "python": python,
             "source": snapshot.tool.command or snapshot.python.source,

@@ -18,12 +18,81 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from stackcheck.checks.external_docs import ACCEPT_TITLES as TITLES
+from stackcheck.checks.registry import CheckSpec, by_id, declare
 from stackcheck.identifiers import and_join
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.profile import Profile
 from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
 from stackcheck.shellcmd import command, join, with_note
+
+# The steps, declared for `stackcheck explain` and the docs; their findings take these titles.
+_FIX = " Fix: the step's own fix names the command for the checked interpreter."
+STEPS: dict[str, CheckSpec] = by_id(
+    declare(
+        "ACC001",
+        "NumPy computes a known answer",
+        explain=(
+            "A NumPy linear solve and matrix products against exact known answers, in a child process"
+            " of the checked interpreter: catches a broken BLAS, a NumPy 1/2 ABI clash, a wrong "
+            "OPENBLAS_CORETYPE."
+        )
+        + _FIX,
+        command="accept",
+    ),
+    declare(
+        "ACC002",
+        "torch trains a tiny model (forward, backward, SGD)",
+        explain=(
+            "A tiny transformer block built from a config trains 8 SGD steps with a fixed seed: the "
+            "loss must fall and every gradient be finite. Catches a torch that imports but cannot run"
+            " autograd."
+        )
+        + _FIX,
+        command="accept",
+    ),
+    declare(
+        "ACC003",
+        "GPU matmul matches the CPU",
+        explain=(
+            "A matmul on the GPU compared with the same product on the CPU (TF32 off). Skipped with "
+            "the reason when there is no GPU or torch is a CPU build; blocked when the profile needs "
+            "a GPU."
+        )
+        + _FIX,
+        command="accept",
+    ),
+    declare(
+        "ACC004",
+        "safetensors round trip in a fresh process",
+        explain=(
+            "Weights saved with safetensors and loaded in a fresh process must give bit-identical "
+            "outputs: proves serialization and a clean second start."
+        )
+        + _FIX,
+        command="accept",
+    ),
+    declare(
+        "ACC005",
+        "version report written",
+        explain=("The version report (snapshot.json and a readable summary.txt) written atomically to --out.")
+        + _FIX,
+        command="accept",
+    ),
+    declare(
+        "ACC006",
+        "repository hygiene",
+        explain="The hygiene scan of the enclosing repository (see HYG001–HYG007)." + _FIX,
+        command="accept",
+    ),
+    declare(
+        "ACC007",
+        "profile preflight",
+        explain=("The preflight of --profile, so acceptance and the experiment's needs are judged together.")
+        + _FIX,
+        command="accept",
+    ),
+)
+TITLES = {i: spec.title for i, spec in STEPS.items()}
 
 # The tiny model every torch step builds: one transformer encoder block + a linear head.
 MODEL_CONFIG = {

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from stackcheck.checks.context import pip_command
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
 from stackcheck.knowledge.base import Knowledge, release_of, version
-from stackcheck.knowledge.facts import TorchBuild, cuda_torch, driver_fit, official_build, torch_archs
-from stackcheck.knowledge.scope import ScopeMatch, dist_index
+from stackcheck.knowledge.facts import TorchBuild, official_build, torch_archs
+from stackcheck.knowledge.scope import ScopeMatch
 from stackcheck.models.finding import PipInstall
 
 INDEX_URL = "https://download.pytorch.org/whl/cu{}"
@@ -58,7 +58,7 @@ def install_torch(
     reqs = [torch_pin]
     for name in ("torchvision", "torchaudio"):
         paired = getattr(rel, name)
-        if dist_index(snap).get(name) is not None and paired:
+        if ctx.dist_index.get(name) is not None and paired:
             reqs.append(f"{name}=={paired}.*")
     return ctx.install(*reqs, index_url=INDEX_URL.format(cuda.replace(".", "")))
 
@@ -81,7 +81,7 @@ Skipped for CPU/ROCm builds and when the snapshot has no driver version.""",
     sources=SOURCES,
 )
 def cuda_driver(ctx) -> Iterator[Outcome]:
-    fit = driver_fit(ctx.snapshot, ctx.knowledge)
+    fit = ctx.driver_fit
     if isinstance(fit, ScopeMatch):
         yield skipped(fit.reason)
         return
@@ -151,7 +151,7 @@ give a warning instead of blocked. Fix: the exact torch build (index URL) that c
     ),
 )
 def gpu_archs(ctx) -> Iterator[Outcome]:
-    build = cuda_torch(ctx.snapshot, ctx.knowledge)
+    build = ctx.cuda_torch
     if isinstance(build, ScopeMatch):
         yield skipped(build.reason)
         return

@@ -1,9 +1,17 @@
-"""What a check may look at: the snapshot, the resolved profile, the knowledge base."""
+"""What a check may look at: the snapshot, the resolved profile, the knowledge base, and the
+facts derived from them once per context.
+
+A check is a function of a :class:`Context`; it reads only the typed fields and derived
+facts it needs, so a test can build one by hand (``Context(snapshot=snap)``): the knowledge
+base is loaded on first use when none is given, and every derived fact is computed at most
+once per context, whichever check asks first.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from stackcheck.models.finding import PipInstall
 from stackcheck.models.profile import Profile
@@ -14,13 +22,68 @@ from stackcheck.shellcmd import chain, command
 TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio"})
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
+if TYPE_CHECKING:
+    from stackcheck.deps.graph import DepGraph
+    from stackcheck.knowledge.base import Knowledge
+    from stackcheck.knowledge.facts import DriverFit, TorchBuild
+    from stackcheck.knowledge.match import ScopeMatch
+    from stackcheck.requirements import DistIndex
+
 
 @dataclass
 class Context:
+    """One judge run's inputs (``snapshot``; ``profile`` when one was given; ``knowledge``:
+    the tables and rules, the loaded ones when None; ``deep``: the probe ran code) and the
+    facts derived from them, each computed once."""
+
     snapshot: Snapshot
     profile: Profile | None = None
+    knowledge_base: Knowledge | None = field(default=None, repr=False)
     deep: bool = False
-    options: dict = field(default_factory=dict)
+
+    @cached_property
+    def knowledge(self) -> Knowledge:
+        """The compatibility knowledge base: the one given, else the loaded one."""
+        if self.knowledge_base is not None:
+            return self.knowledge_base
+        from stackcheck.knowledge import load_knowledge
+
+        return load_knowledge()
+
+    @cached_property
+    def dist_index(self) -> DistIndex:
+        """The snapshot's installed distributions by name (requirements judged against it)."""
+        from stackcheck.requirements import DistIndex
+
+        return DistIndex(self.snapshot)
+
+    @cached_property
+    def dep_graph(self) -> DepGraph:
+        """The declared-dependency graph of the snapshot's distributions."""
+        from stackcheck.deps.graph import DepGraph
+
+        return DepGraph(self.snapshot, self.dist_index)
+
+    @cached_property
+    def torch_build(self) -> TorchBuild | None:
+        """The installed torch and the CUDA it was built for (None: torch not installed)."""
+        from stackcheck.knowledge.facts import torch_build
+
+        return torch_build(self.snapshot, self.knowledge, self.dist_index)
+
+    @cached_property
+    def cuda_torch(self) -> TorchBuild | ScopeMatch:
+        """The installed CUDA build of torch, or why there is none."""
+        from stackcheck.knowledge.facts import cuda_torch
+
+        return cuda_torch(self.snapshot, self.knowledge, self.dist_index)
+
+    @cached_property
+    def driver_fit(self) -> DriverFit | ScopeMatch:
+        """How the NVIDIA driver fits torch's CUDA build, or why that cannot be judged."""
+        from stackcheck.knowledge.facts import driver_fit
+
+        return driver_fit(self.snapshot, self.knowledge, self.dist_index)
 
     @property
     def interpreter(self) -> str:
@@ -78,13 +141,6 @@ class Context:
     def externally_managed(self) -> str:
         """The PEP 668 marker file of the checked interpreter ("" when pip may change it)."""
         return self.snapshot.python.externally_managed
-
-    @cached_property
-    def knowledge(self):
-        """The compatibility knowledge base, loaded on first use."""
-        from stackcheck.knowledge import load_knowledge
-
-        return load_knowledge()
 
 
 # No path and no names in this prose (paths are quoted in the command that follows); it starts

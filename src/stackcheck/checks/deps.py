@@ -12,7 +12,6 @@ import re
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
-from stackcheck.deps.graph import graph_of
 from stackcheck.deps.index import install_spec, parse_requirement, parse_version
 from stackcheck.deps.wheeltags import Target, wheel_fits
 from stackcheck.models.snapshot import Distribution, normalize_name
@@ -55,7 +54,7 @@ def broken_requirements(ctx):
     if (skip := no_package_metadata(ctx)) is not None:
         yield skip
         return
-    graph = graph_of(ctx)
+    graph = ctx.dep_graph
     problems = graph.problems()
     for p in problems:
         chain = graph.chain(p.package)
@@ -272,7 +271,7 @@ def mixed_builds(ctx):
     if torch is None:
         yield skipped("torch is not installed")
         return
-    graph = graph_of(ctx)
+    graph = ctx.dep_graph
     found = 0
     torch_base = torch.version.partition("+")[0]
     for name in _COMPANIONS:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 
-from stackcheck.checks.registry import DOCTOR, PREFLIGHT, check, ok, skipped, warning
+from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
 from stackcheck.models.snapshot import Kernelspec, UnreadableKernelspec
 from stackcheck.shellcmd import code, command
 
 BOTH = (PREFLIGHT, DOCTOR)
+# judged by `kernel check` too (stackcheck.notebook.check), with the same title and verdict
+BARE_PYTHON, MISSING_INTERPRETER = "KERN001", "KERN002"
 
 
 def _python_kernels(ctx):
@@ -46,7 +48,8 @@ process starts the kernel (jupyter_client substitutes the server's own interpret
 front ends search PATH), not the environment the kernel was meant for: packages installed in
 the venv are "missing" in the notebook. ipykernel's own spec inside an environment
 (`<prefix>/share/jupyter/kernels/python3`) is bare on purpose and only seen by that
-environment's Jupyter, so it is not reported. Fix: re-register the kernel from the intended interpreter
+environment's Jupyter, so it is not reported. A warning, in doctor and in `kernel check`
+alike: such a kernel starts, it may just run the wrong environment. Fix: re-register the kernel from the intended interpreter
 (`/path/to/venv/bin/python -m ipykernel install --user --name NAME`), which writes its absolute
 path into argv.""",
 )
@@ -75,7 +78,8 @@ def bare_python(ctx):
     explain="""
 A kernelspec whose interpreter no longer exists (the venv was deleted or moved, conda env
 removed) shows up in Jupyter's kernel list and then fails with "kernel died" or hangs on
-"connecting". Fix: remove it (`jupyter kernelspec remove NAME`) or re-register it from an
+"connecting". Blocked, in doctor and in `kernel check` alike: such a kernel cannot start at
+all. Fix: remove it (`jupyter kernelspec remove NAME`) or re-register it from an
 existing interpreter.""",
 )
 def missing_interpreter(ctx):
@@ -85,7 +89,7 @@ def missing_interpreter(ctx):
         return
     bad = [k for k in kernels if not k.interpreter_exists]
     for k in bad:
-        yield warning(
+        yield blocked(
             observed=f"kernel {k.name!r} ({k.path}) runs {k.interpreter or (k.argv[0] if k.argv else '?')}, which does not exist",
             expected="an existing interpreter",
             fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k.name))}, "

@@ -44,7 +44,7 @@ def _runner(rule: Rule):
     def run(ctx) -> Iterator[Outcome]:
         from stackcheck.knowledge.scope import evaluate
 
-        m = evaluate(rule.scope, ctx.snapshot, ctx.knowledge)
+        m = evaluate(rule.scope, ctx.snapshot, ctx.knowledge, ctx.dist_index)
         if m.matches:
             # a match resting on an unverified table fact warns, never blocks
             verdict = blocked if rule.severity == "blocked" and not m.unverified else warning

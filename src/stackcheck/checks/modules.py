@@ -96,11 +96,10 @@ _DIST_FOR_MODULE = {
 def _install(ctx, module: str) -> dict:
     """The fix for a module no distribution provides: install the distribution, or, when it is
     a profile requirement PKG001 already reports, say so instead of repeating that fix."""
-    from stackcheck.checks.packages import requirement_index
     from stackcheck.deps.index import parse_requirement
 
     spec, requirement = _guess_distribution(ctx, module)
-    state = requirement_index(ctx).evaluate(requirement).state if requirement is not None else None
+    state = ctx.dist_index.evaluate(requirement).state if requirement is not None else None
     if state in ("missing", "mismatch"):
         name = parse_requirement(requirement).name
         return {"fix": f"installing {name} (PKG001 above) provides it", "consequence_of": "PKG001"}

@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 from stackcheck.checks.registry import PREFLIGHT, blocked, check, ok, skipped
-from stackcheck.deps.index import DistIndex, install_spec
+from stackcheck.deps.index import install_spec
 from stackcheck.shellcmd import with_note
 from stackcheck.versions import parse_version, unparsable_version
-
-
-def requirement_index(ctx) -> DistIndex:
-    """The snapshot's distribution index, built once per judged context."""
-    idx = ctx.options.get("_dist_index")
-    if idx is None:
-        idx = ctx.options["_dist_index"] = DistIndex(ctx.snapshot)
-    return idx
 
 
 def _where(dist) -> str:
@@ -27,7 +19,7 @@ def _judge_requirements(ctx, texts, *, missing_is_problem: bool):
             f"the snapshot has no package list ({ctx.snapshot.packages.status}, source {ctx.snapshot.packages.source or 'unknown'})"
         )
         return
-    idx = requirement_index(ctx)
+    idx = ctx.dist_index
     for text in texts:
         st = idx.evaluate(text)
         if st.state == "invalid":
@@ -102,7 +94,7 @@ def forbidden(ctx):
     if ctx.snapshot.packages.status != "ok":
         yield skipped("the snapshot has no package list")
         return
-    idx = requirement_index(ctx)
+    idx = ctx.dist_index
     for entry in ctx.profile.forbidden:
         st = idx.evaluate(entry.requirement)
         # an installed version that cannot be read is never shown to be outside the range

@@ -3,7 +3,10 @@
 A check is a generator decorated with :func:`check`; it yields :func:`ok`, :func:`warning`,
 :func:`blocked` or :func:`skipped` outcomes, and the runner stamps its ID and title on each.
 Checks that come from data (knowledge rules) are registered by a :func:`provider`.
-Every module in :mod:`stackcheck.checks` is discovered automatically.
+Every module in :mod:`stackcheck.checks` is discovered automatically. Verdicts that other
+commands produce themselves (``accept``, ``kernel check``, ``hygiene``) are declared with
+:func:`declare` next to the code that produces them, in the modules :data:`ELSEWHERE` names;
+``all_checks(everywhere=True)`` (``explain``, the docs) imports those, preflight never does.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
+from stackcheck.checks.context import Context, pip_command
 from stackcheck.models.finding import CheckResult, PipInstall, Verdict, internal_error
 
 PREFLIGHT = "preflight"
@@ -35,33 +40,31 @@ class Outcome(msgspec.Struct, kw_only=True):
     consequence_of: str | None = None  # the check whose finding explains this one
 
 
-def _fix(fix, kw: dict):
+def _fix(fix: str | PipInstall | None, kw: dict[str, object]) -> str | None:
     """A fix given as a :class:`PipInstall` is printed as its command and kept as data."""
     if isinstance(fix, PipInstall):
-        from stackcheck.checks.context import pip_command
-
         kw["install"] = fix
         return pip_command(fix)
     return fix
 
 
-def ok(observed: str = "", expected: str = "", **kw) -> Outcome:
+def ok(observed: str = "", expected: str = "", **kw: Any) -> Outcome:
     return Outcome(verdict="ok", observed=observed, expected=expected, **kw)
 
 
-def warning(observed: str, expected: str, fix: str | PipInstall | None, **kw) -> Outcome:
+def warning(observed: str, expected: str, fix: str | PipInstall | None, **kw: Any) -> Outcome:
     return Outcome(verdict="warning", observed=observed, expected=expected, fix=_fix(fix, kw), **kw)
 
 
-def blocked(observed: str, expected: str, fix: str | PipInstall | None, **kw) -> Outcome:
+def blocked(observed: str, expected: str, fix: str | PipInstall | None, **kw: Any) -> Outcome:
     return Outcome(verdict="blocked", observed=observed, expected=expected, fix=_fix(fix, kw), **kw)
 
 
-def skipped(reason: str, **kw) -> Outcome:
+def skipped(reason: str, **kw: Any) -> Outcome:
     return Outcome(verdict="skipped", reason=reason, **kw)
 
 
-CheckFn = Callable[["object"], Iterable[Outcome]]
+CheckFn = Callable[[Context], Iterable[Outcome]]
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,17 @@ class CheckSpec:
     commands: frozenset[str] = frozenset({PREFLIGHT})
     needs_profile: bool = False  # skipped (silently) when no profile is given
     sources: tuple[str, ...] = field(default=())
+    verdict: Verdict | None = None  # the verdict of every finding, for a rule whose verdict is fixed
+    expected: str = ""  # what a good environment has, for a rule that states it once
+
+
+# The modules above the checks that declare the verdicts their commands produce (imported by
+# ``all_checks(everywhere=True)`` only: preflight and doctor never pay for them).
+ELSEWHERE = ("stackcheck.accept.steps", "stackcheck.notebook.check", "stackcheck.hygiene.rules")
+
+
+def _runs_elsewhere(ctx: Context) -> Iterable[Outcome]:
+    return ()
 
 
 _CHECKS: dict[str, CheckSpec] = {}
@@ -100,13 +114,35 @@ def check(
     return register
 
 
-def document(id: str, title: str, *, explain: str, command: str) -> None:
-    """Register a check that another command runs itself (e.g. ``kernel check``, which needs a
-    child process per kernel), so ``stackcheck explain`` knows it. It never runs in
-    preflight or doctor."""
+def declare(
+    id: str,
+    title: str,
+    *,
+    explain: str,
+    command: str,
+    verdict: Verdict | None = None,
+    expected: str = "",
+) -> CheckSpec:
+    """Register a verdict that another command produces itself (e.g. ``kernel check``, which
+    needs a child process per kernel), so ``stackcheck explain`` knows it; the command builds
+    its findings from the returned spec. It never runs in preflight or doctor."""
     if id in _CHECKS:
         raise ValueError(f"duplicate check ID {id}")
-    _CHECKS[id] = CheckSpec(id, title, explain.strip(), lambda ctx: (), frozenset({command}))
+    spec = CheckSpec(
+        id, title, explain.strip(), _runs_elsewhere, frozenset({command}), verdict=verdict, expected=expected
+    )
+    _CHECKS[id] = spec
+    return spec
+
+
+def by_id(*specs: CheckSpec) -> dict[str, CheckSpec]:
+    """The declared ``specs`` by ID (a command's table of its own verdicts)."""
+    return {spec.id: spec for spec in specs}
+
+
+def registered(id: str) -> CheckSpec:
+    """The spec of ``id`` as registered so far (no discovery: its module was imported)."""
+    return _CHECKS[id]
 
 
 def provider(fn: Callable[[], Iterable[CheckSpec]]) -> Callable[[], Iterable[CheckSpec]]:
@@ -115,9 +151,13 @@ def provider(fn: Callable[[], Iterable[CheckSpec]]) -> Callable[[], Iterable[Che
     return fn
 
 
-def all_checks() -> dict[str, CheckSpec]:
-    """Every check, in ID order, importing each module of this package once."""
+def all_checks(everywhere: bool = False) -> dict[str, CheckSpec]:
+    """Every check, in ID order, importing each module of this package once; ``everywhere``:
+    also the verdicts other commands declare (importing the modules of :data:`ELSEWHERE`)."""
     global _LOADED
+    if everywhere:
+        for name in ELSEWHERE:
+            importlib.import_module(name)
     if not _LOADED:
         import stackcheck.checks as pkg
 
@@ -154,7 +194,7 @@ def unknown_skip(patterns: Iterable[str]) -> tuple[str, list[str]] | None:
     return None
 
 
-def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]:
+def run_checks(ctx: Context, command: str, skip: Iterable[str] = ()) -> list[CheckResult]:
     """Run every check registered for ``command`` against ``ctx``.
 
     ``skip`` holds check IDs (or ID prefixes such as ``GPU``) to record as skipped. A check
@@ -177,7 +217,7 @@ def run_checks(ctx, command: str, skip: Iterable[str] = ()) -> list[CheckResult]
     return results
 
 
-def _run_one(spec: CheckSpec, ctx) -> Iterator[CheckResult]:
+def _run_one(spec: CheckSpec, ctx: Context) -> Iterator[CheckResult]:
     outcomes: list[Outcome] = []
     try:
         outcomes.extend(spec.run(ctx))

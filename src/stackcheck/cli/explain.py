@@ -31,10 +31,10 @@ def explain(check_id, list_all, as_markdown, output, as_json):
       stackcheck explain --markdown -o docs/checks.md
     """
     one_output(json=as_json, markdown=as_markdown)
-    import stackcheck.checks._external  # noqa: F401  (registers checks other commands run)
+
     from stackcheck.checks.registry import all_checks
 
-    checks = all_checks()
+    checks = all_checks(everywhere=True)
     if as_markdown:
         from stackcheck.render.checks_doc import checks_markdown
 

@@ -232,13 +232,3 @@ def _spec_of(text: str) -> str:
         return text
     spec = str(req.specifier) or "any"
     return f"[{','.join(sorted(req.extras))}] {spec}" if req.extras else spec
-
-
-def graph_of(ctx) -> DepGraph:
-    """The graph of a check context's snapshot, built once per judge run."""
-    graph = ctx.options.get("_dep_graph")
-    if graph is None:
-        index = ctx.options.get("_dist_index") or DistIndex(ctx.snapshot)
-        ctx.options["_dist_index"] = index
-        graph = ctx.options["_dep_graph"] = DepGraph(ctx.snapshot, index)
-    return graph

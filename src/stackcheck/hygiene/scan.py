@@ -9,13 +9,14 @@ import os
 import re
 from collections import Counter
 
+from stackcheck.checks.report import build_report
 from stackcheck.errors import InputError
 from stackcheck.hygiene import notebooks, pickles, secrets
 from stackcheck.hygiene.files import TEXT_SNIFF, FileSet, is_binary, list_files
 from stackcheck.hygiene.ignore import IgnoreRules, is_ignored, load
 from stackcheck.hygiene.remote_code import call_name, unpinned_calls
 from stackcheck.hygiene.rules import RULES, finding
-from stackcheck.models.finding import CheckResult, Report, worst
+from stackcheck.models.finding import CheckResult, Report
 from stackcheck.shellcmd import chain, code, command
 
 IGNORE_FILE = ".stackcheck-ignore"
@@ -361,6 +362,4 @@ def scan(
     if run.truncated:
         environment["text_truncated_files"] = str(run.truncated)
     environment["pickle_files"] = str(run.pickle_files)
-    return Report(
-        kind="hygiene", verdict=worst(c.verdict for c in checks), checks=checks, environment=environment
-    )
+    return build_report("hygiene", checks, environment=environment)

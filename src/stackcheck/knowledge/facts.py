@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from stackcheck.knowledge.archs import covers
 from stackcheck.knowledge.base import DriverRequirement, Knowledge, cuda_minor, version
-from stackcheck.knowledge.match import ScopeMatch, dist_index, no_nvidia_driver
+from stackcheck.knowledge.match import ScopeMatch, no_nvidia_driver
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.requirements import DistIndex
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class TorchBuild:
     unverified: str = ""  # why the CUDA fact rests on an unverified table row ("" when it does not)
 
 
-def torch_build(snap: Snapshot, kb: Knowledge) -> TorchBuild | None:
+def torch_build(snap: Snapshot, kb: Knowledge, index: DistIndex) -> TorchBuild | None:
     """The installed torch and the CUDA it was built for; None when torch is not installed.
 
     Preference: the snapshot's torch section (torch/version.py or the deep probe), then the
@@ -34,7 +35,7 @@ def torch_build(snap: Snapshot, kb: Knowledge) -> TorchBuild | None:
     an unlabelled Linux x86_64 wheel.
     """
     t = snap.torch
-    dist = dist_index(snap).get("torch")
+    dist = index.get("torch")
     ver = t.version or (dist.version if dist else "")
     if not ver:
         return None
@@ -90,10 +91,10 @@ def uncovered_gpus(snap: Snapshot, archs: list[str]) -> list:
     ]
 
 
-def cuda_torch(snap: Snapshot, kb: Knowledge) -> TorchBuild | ScopeMatch:
+def cuda_torch(snap: Snapshot, kb: Knowledge, index: DistIndex) -> TorchBuild | ScopeMatch:
     """The installed CUDA torch build, or why there is none: a failed match when torch is
     absent or not a CUDA build, an unknown one when the snapshot cannot tell."""
-    build = torch_build(snap, kb)
+    build = torch_build(snap, kb, index)
     if build is None:
         return ScopeMatch.failed("torch is not installed")
     if not build.known:
@@ -159,9 +160,9 @@ class DriverFit:
         return f"driver >= {self.required} (CUDA {self.build.cuda} toolkit driver)"
 
 
-def driver_fit(snap: Snapshot, kb: Knowledge) -> DriverFit | ScopeMatch:
+def driver_fit(snap: Snapshot, kb: Knowledge, index: DistIndex) -> DriverFit | ScopeMatch:
     """The driver against torch's CUDA build, or why it cannot be judged."""
-    build = cuda_torch(snap, kb)
+    build = cuda_torch(snap, kb, index)
     if isinstance(build, ScopeMatch):
         return build
     assert build.cuda is not None  # cuda_torch answers with CUDA builds only

@@ -15,10 +15,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from stackcheck import versions
 from stackcheck.models.snapshot import Snapshot
-from stackcheck.requirements import DistIndex
 from stackcheck.versions import parse_version
 
-__all__ = ["ScopeMatch", "dist_index", "in_spec", "no_nvidia_driver", "spec"]
+__all__ = ["ScopeMatch", "in_spec", "no_nvidia_driver", "spec"]
 
 
 @dataclass(frozen=True)
@@ -57,20 +56,6 @@ class ScopeMatch:
     @classmethod
     def unknown(cls, missing: str) -> ScopeMatch:
         return cls(False, False, [], [missing])
-
-
-_INDEX: list = []  # one slot: (snapshot, distributions list, its length, DistIndex)
-
-
-def dist_index(snap: Snapshot) -> DistIndex:
-    """The snapshot's DistIndex, built once for the many rules judged on one snapshot (rebuilt
-    when the snapshot or its distribution list changes)."""
-    dists = snap.packages.distributions
-    if _INDEX and _INDEX[0] is snap and _INDEX[1] is dists and _INDEX[2] == len(dists):
-        return _INDEX[3]
-    index = DistIndex(snap)
-    _INDEX[:] = [snap, dists, len(dists), index]
-    return index
 
 
 @lru_cache(maxsize=512)

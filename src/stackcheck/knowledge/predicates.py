@@ -22,12 +22,14 @@ from stackcheck.knowledge.facts import (
     torch_build,
     uncovered_gpus,
 )
-from stackcheck.knowledge.match import ScopeMatch, dist_index, in_spec, no_nvidia_driver
+from stackcheck.knowledge.match import ScopeMatch, in_spec, no_nvidia_driver
 from stackcheck.knowledge.tables import PinRow, TorchRelease
 from stackcheck.models.snapshot import Snapshot
-from stackcheck.requirements import marker_environment
+from stackcheck.requirements import DistIndex, marker_environment
 
-Predicate = Callable[[Snapshot, Knowledge, list[str]], ScopeMatch]
+# a predicate gets the snapshot, the tables, its arguments and the snapshot's DistIndex (built
+# once by the caller for every rule judged on one snapshot)
+Predicate = Callable[[Snapshot, Knowledge, list[str], DistIndex], ScopeMatch]
 PREDICATES: dict[str, Predicate] = {}
 
 
@@ -43,19 +45,19 @@ def predicate_name(text: str) -> str:
     return text.split(":", 1)[0]
 
 
-def run_predicate(text: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def run_predicate(text: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     name, *args = text.split(":")
     fn = PREDICATES.get(name)
     if fn is None:
         raise ValueError(f"unknown scope predicate {name!r}")
-    return fn(snap, kb, args)
+    return fn(snap, kb, args, index)
 
 
 @predicate("gpu-arch-not-in-torch-build")
-def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """A visible GPU has no kernel image in the torch build; arg ``newer``/``older`` keeps
     only GPUs above/below the build's range."""
-    build = cuda_torch(snap, kb)
+    build = cuda_torch(snap, kb, index)
     if isinstance(build, ScopeMatch):
         return build
     if not snap.visible_gpus():
@@ -93,8 +95,8 @@ def _gpu_arch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
 
 
 def _driver_band(band: str, doc: str) -> Predicate:
-    def judge(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
-        fit = driver_fit(snap, kb)
+    def judge(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
+        fit = driver_fit(snap, kb, index)
         if isinstance(fit, ScopeMatch):
             return fit
         if fit.band != band:
@@ -125,10 +127,10 @@ predicate("driver-below-toolkit-driver")(
 
 
 @predicate("nvcc-major-differs-from-torch-cuda")
-def _nvcc(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _nvcc(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """The system CUDA toolkit (nvcc) has another major than torch's CUDA: extension builds
     (DeepSpeed ops, flash-attn from source) refuse to compile."""
-    build = cuda_torch(snap, kb)
+    build = cuda_torch(snap, kb, index)
     if isinstance(build, ScopeMatch):
         return build
     nvcc = snap.toolchain.nvcc
@@ -146,13 +148,13 @@ def _nvcc(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
 
 
 @predicate("pin-mismatch")
-def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """``pin-mismatch:ENGINE:DEP``: ENGINE is installed with a DEP its wheel metadata (the
     pin table) does not allow."""
     if len(args) != 2:
         raise ValueError("pin-mismatch needs two arguments: pin-mismatch:ENGINE:DEPENDENCY")
     engine, dep = args
-    e, d = dist_index(snap).get(engine), dist_index(snap).get(dep)
+    e, d = index.get(engine), index.get(dep)
     if e is None or d is None:
         return ScopeMatch.failed(f"{engine if e is None else dep} not installed")
     if e.editable or not official_build(e.version):
@@ -178,13 +180,13 @@ def _pin_mismatch(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
 
 
 @predicate("companion-mismatch")
-def _companion(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _companion(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """``companion-mismatch:torchvision`` (or ``torchaudio``): the installed companion is not
     the release paired with the installed torch."""
     if len(args) != 1 or args[0] not in ("torchvision", "torchaudio"):
         raise ValueError("companion-mismatch needs one argument: torchvision or torchaudio")
     name = args[0]
-    torch, comp = dist_index(snap).get("torch"), dist_index(snap).get(name)
+    torch, comp = index.get("torch"), index.get(name)
     if torch is None or comp is None:
         return ScopeMatch.failed(f"{'torch' if torch is None else name} not installed")
     rel = kb.torch_release(torch.version)
@@ -206,9 +208,9 @@ def _release_unverified(rel) -> str:
 
 
 @predicate("python-outside-torch-window")
-def _python_window(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _python_window(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """The interpreter's Python is outside the installed torch release's supported window."""
-    torch = dist_index(snap).get("torch")
+    torch = index.get("torch")
     if torch is None:
         return ScopeMatch.failed("torch not installed")
     py = snap.python.version
@@ -229,12 +231,12 @@ def _python_window(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch
 
 
 @predicate("glibc-below-wheel")
-def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _glibc_wheel(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """``glibc-below-wheel:PACKAGE``: the installed PACKAGE's wheels need a newer glibc
     (manylinux tag) than this system has — typically a source or conda build gone wrong."""
     if len(args) != 1:
         raise ValueError("glibc-below-wheel needs one argument: the package")
-    dist = dist_index(snap).get(args[0])
+    dist = index.get(args[0])
     if dist is None:
         return ScopeMatch.failed(f"{args[0]} not installed")
     fact: TorchRelease | PinRow | None = (
@@ -262,19 +264,19 @@ _FA_LABEL = re.compile(r"cu(\d+)torch(\d+\.\d+)cxx11abi(TRUE|FALSE)", re.IGNOREC
 
 
 @predicate("flash-attn-wheel-mismatch")
-def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """The installed flash-attn is a prebuilt wheel for another torch minor or CUDA major than
     the installed torch (its wheel name / local version says ``+cu12torch2.3cxx11abiFALSE``)."""
     fa, torch = (
-        dist_index(snap).get("flash-attn") or dist_index(snap).get("flash_attn"),
-        dist_index(snap).get("torch"),
+        index.get("flash-attn") or index.get("flash_attn"),
+        index.get("torch"),
     )
     if fa is None or torch is None:
         return ScopeMatch.failed("flash-attn or torch not installed")
     m = _FA_LABEL.search(fa.version) or _FA_LABEL.search(fa.direct_url or "")
     if m is None:
         return ScopeMatch.failed("flash-attn was built from source here (no prebuilt-wheel label)")
-    build = torch_build(snap, kb)
+    build = torch_build(snap, kb, index)
     wheel_cuda, wheel_torch = m.group(1)[:2], m.group(2)
     problems = []
     if release_of(torch.version) != wheel_torch:
@@ -293,7 +295,7 @@ def _flash_attn_wheel(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMa
 
 
 @predicate("ld-library-path-has-system-cuda")
-def _ld_path(snap: Snapshot, kb: Knowledge, args: list[str]) -> ScopeMatch:
+def _ld_path(snap: Snapshot, kb: Knowledge, args: list[str], index: DistIndex) -> ScopeMatch:
     """LD_LIBRARY_PATH puts a system CUDA's libraries before the pip nvidia-* ones."""
     env = snap.env
     if env.status in ("failed", "timeout"):

@@ -17,22 +17,26 @@ from typing import Any
 
 from stackcheck.knowledge.base import Knowledge, cuda_minor
 from stackcheck.knowledge.facts import torch_build
-from stackcheck.knowledge.match import ScopeMatch, dist_index, in_spec, no_nvidia_driver, spec
+from stackcheck.knowledge.match import ScopeMatch, in_spec, no_nvidia_driver, spec
 from stackcheck.knowledge.predicates import run_predicate
 from stackcheck.models.rule import Scope
 from stackcheck.models.snapshot import Snapshot
-from stackcheck.requirements import parse_requirement
+from stackcheck.requirements import DistIndex, parse_requirement
 
-__all__ = ["ScopeMatch", "dist_index", "evaluate", "in_spec", "no_nvidia_driver", "spec"]
+__all__ = ["ScopeMatch", "evaluate", "in_spec", "no_nvidia_driver", "spec"]
 
-# A condition gets the value of its Scope field (given: not empty), the snapshot and the tables.
-Condition = Callable[[Any, Snapshot, Knowledge], ScopeMatch]
+# A condition gets the value of its Scope field (given: not empty), the snapshot, the tables and
+# the snapshot's DistIndex.
+Condition = Callable[[Any, Snapshot, Knowledge, DistIndex], ScopeMatch]
 
 
-def evaluate(scope: Scope, snapshot: Snapshot, kb: Knowledge) -> ScopeMatch:
-    """Evaluate every condition of ``scope``; see the module docstring for the semantics."""
+def evaluate(scope: Scope, snapshot: Snapshot, kb: Knowledge, index: DistIndex | None = None) -> ScopeMatch:
+    """Evaluate every condition of ``scope``; see the module docstring for the semantics.
+    ``index``: the snapshot's DistIndex, when the caller judges many rules on one snapshot
+    (built here otherwise)."""
     given = [(cond, value) for name, cond in _CONDITIONS.items() if (value := getattr(scope, name))]
-    results = [cond(value, snapshot, kb) for cond, value in given]
+    dists = index if index is not None else DistIndex(snapshot)
+    results = [cond(value, snapshot, kb, dists) for cond, value in given]
     if not results:
         return ScopeMatch(False, False, [], ["empty scope (triage-only rule)"])
     if any(r.applicable and not r.matches for r in results):
@@ -50,10 +54,9 @@ def evaluate(scope: Scope, snapshot: Snapshot, kb: Knowledge) -> ScopeMatch:
 # ----- one function per Scope field -----
 
 
-def _packages(packages: list[str], snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _packages(packages: list[str], snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     if snap.packages.status in ("failed", "timeout"):
         return ScopeMatch.unknown("installed packages")
-    index = dist_index(snap)
     evidence = []
     for text in packages:
         st = index.evaluate(text)
@@ -65,17 +68,17 @@ def _packages(packages: list[str], snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch.held(*evidence)
 
 
-def _packages_absent(absent: list[str], snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _packages_absent(absent: list[str], snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     if snap.packages.status in ("failed", "timeout"):
         return ScopeMatch.unknown("installed packages")
-    present = [n for n in absent if dist_index(snap).get(n) is not None]
+    present = [n for n in absent if index.get(n) is not None]
     if present:
         return ScopeMatch.failed(f"{present[0]} is installed")
     return ScopeMatch.held(*(f"{n} not installed" for n in absent))
 
 
-def _torch_cuda(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
-    build = torch_build(snap, kb)
+def _torch_cuda(want: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
+    build = torch_build(snap, kb, index)
     if build is None:
         return ScopeMatch.failed("torch not installed")
     if not build.known:
@@ -90,7 +93,7 @@ def _torch_cuda(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch.failed()
 
 
-def _driver(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _driver(want: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     drv = snap.accelerators.driver_version
     if not drv:
         if no_nvidia_driver(snap):
@@ -101,7 +104,7 @@ def _driver(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch.failed()
 
 
-def _compute_capability(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _compute_capability(want: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     gpus = snap.visible_gpus()
     if not gpus:
         if no_nvidia_driver(snap) or snap.accelerators.status == "ok":
@@ -114,14 +117,14 @@ def _compute_capability(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch.failed() if known else ScopeMatch.unknown("GPU compute capability")
 
 
-def _python(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _python(want: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     v = snap.python.version
     if not v:
         return ScopeMatch.unknown("Python version")
     return ScopeMatch.held(f"Python {v} ({want})") if in_spec(v, want) else ScopeMatch.failed()
 
 
-def _platform(platforms: list[str], snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _platform(platforms: list[str], snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     system = snap.platform.system.lower()
     if not system:
         return ScopeMatch.unknown("operating system")
@@ -130,7 +133,7 @@ def _platform(platforms: list[str], snap: Snapshot, kb: Knowledge) -> ScopeMatch
     return ScopeMatch.failed()
 
 
-def _glibc(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _glibc(want: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     plat = snap.platform
     if plat.libc_family and plat.libc_family != "glibc":
         return ScopeMatch.failed(f"libc is {plat.libc_family}")
@@ -141,7 +144,7 @@ def _glibc(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch.failed()
 
 
-def _gpu_name(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _gpu_name(want: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     gpus = snap.visible_gpus()
     if not gpus and not (no_nvidia_driver(snap) or snap.accelerators.status == "ok"):
         return ScopeMatch.unknown("GPUs")
@@ -149,7 +152,7 @@ def _gpu_name(want: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch.held(*(f"GPU{g.index} {g.name}" for g in hits[:4])) if hits else ScopeMatch.failed()
 
 
-def _requires_gpu(_: bool, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
+def _requires_gpu(_: bool, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
     gpus = snap.visible_gpus()
     if gpus:
         return ScopeMatch.held(f"{len(gpus)} GPU(s) visible")
@@ -158,8 +161,8 @@ def _requires_gpu(_: bool, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
     return ScopeMatch.unknown("GPUs")
 
 
-def _predicate(text: str, snap: Snapshot, kb: Knowledge) -> ScopeMatch:
-    return run_predicate(text, snap, kb)
+def _predicate(text: str, snap: Snapshot, kb: Knowledge, index: DistIndex) -> ScopeMatch:
+    return run_predicate(text, snap, kb, index)
 
 
 # Scope field → its condition, in the order the evidence is listed.

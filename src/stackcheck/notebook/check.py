@@ -5,19 +5,67 @@ interpreter (KERN002) that answers and is what it claims (KERN011), ipykernel ca
 there (KERN012), the spec's PYTHONPATH entries exist (KERN013); with a profile, the kernel's
 environment is judged like ``preflight --python``. Nothing heavy starts: one bounded child
 per kernel that prints ``sys.executable`` / ``sys.prefix`` and locates ipykernel.
-KERN001/KERN002 mean what they mean in ``doctor``; here a kernel that cannot start is blocked.
+KERN001/KERN002 are the doctor checks (one title, one verdict each), judged here per kernel.
 """
 
 from __future__ import annotations
 
 import os
 
-from stackcheck.checks.external_docs import KERNEL_TITLES as TITLES
-from stackcheck.models.finding import CheckResult, Report, worst
+from stackcheck.checks import kernels as doctor_kernels
+from stackcheck.checks.registry import declare, registered
+from stackcheck.checks.report import build_report
+from stackcheck.models.finding import CheckResult, Report
 from stackcheck.models.profile import Profile
 from stackcheck.models.snapshot import Kernelspec
 from stackcheck.notebook.interpreter import InterpreterFacts, ask
 from stackcheck.shellcmd import code, command
+
+# KERN010–013 exist only here; KERN001/KERN002 are the doctor checks of the same name (one
+# title, one verdict: stackcheck.checks.kernels), judged here per kernel.
+_DECLARED = [
+    declare(
+        "KERN010",
+        "Kernelspec exists",
+        explain="""
+The named kernelspec exists in one of Jupyter's data directories (JUPYTER_PATH, the user
+data dir, sys.prefix/share/jupyter, the system dirs). Fix: `stackcheck kernel register
+--name NAME` from the environment the kernel should run.""",
+        command="kernel-check",
+    ),
+    declare(
+        "KERN011",
+        "Kernel interpreter is what it claims",
+        explain="""
+Runs the kernel's interpreter once (bounded) and compares the sys.executable / sys.prefix it
+reports with the environment its path belongs to. A venv whose pyvenv.cfg was deleted, or a
+wrapper script, runs another Python than the path suggests. Fix: recreate the environment,
+then register the kernel again.""",
+        command="kernel-check",
+    ),
+    declare(
+        "KERN012",
+        "ipykernel is importable in the kernel's interpreter",
+        explain="""
+Locates (never imports) ipykernel with the kernel's own interpreter. Without it the kernel
+dies at start and Jupyter shows "kernel restarting" forever. Fix: install ipykernel with that
+interpreter (the printed command names it).""",
+        command="kernel-check",
+    ),
+    declare(
+        "KERN013",
+        "Kernel PYTHONPATH entries exist",
+        explain="""
+The PYTHONPATH a kernelspec sets (stackcheck registers the repository root there so notebooks
+in any subfolder import the repository's tools) must point at directories that exist. A moved
+repository leaves a stale entry and imports silently fall back to installed copies. Fix:
+register the kernel again from the repository's new place.""",
+        command="kernel-check",
+    ),
+]
+TITLES = {spec.id: spec.title for spec in _DECLARED} | {
+    i: registered(i).title for i in (doctor_kernels.BARE_PYTHON, doctor_kernels.MISSING_INTERPRETER)
+}
 
 
 def _result(
@@ -285,11 +333,10 @@ def check_kernels(
             results += more
             digests.append(digest)
         checks += results
-    return Report(
-        kind="kernel",
-        profile=profile.id if profile else None,
-        verdict=worst(c.verdict for c in checks),
-        checks=checks,
-        snapshot_digest=digests[0] if len(digests) == 1 else "",
+    return build_report(
+        "kernel",
+        checks,
+        profile=profile,
+        digest=digests[0] if len(digests) == 1 else "",
         environment={"kernels": ",".join(wanted), "data_dirs": os.pathsep.join(dirs)},
     )

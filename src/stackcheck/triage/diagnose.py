@@ -17,12 +17,15 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import BinaryIO
 
 from stackcheck.errors import InputError
 from stackcheck.models.rule import Rule, Scope
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_value
+from stackcheck.requirements import DistIndex
 from stackcheck.triage import culprits  # noqa: F401 - registers the interpreters of family rules
 from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
@@ -65,16 +68,20 @@ class _RuleFinding:
         return max(self.hits.values(), key=lambda h: h.signature.specificity)
 
 
-_INDEX_CACHE: dict[int, tuple[list[Rule], SignatureIndex]] = {}
+@lru_cache(maxsize=8)
+def _loaded_signatures(directory: Path) -> SignatureIndex:
+    """The compiled signatures of the knowledge base loaded from ``directory``, once per process
+    (the same key :func:`~stackcheck.knowledge.load_knowledge` caches the rules by)."""
+    from stackcheck.knowledge import load_knowledge
+
+    return SignatureIndex(load_knowledge(directory).rules)
 
 
-def signature_index(rules: list[Rule]) -> SignatureIndex:
-    """Compile a rule list once per process."""
-    cached = _INDEX_CACHE.get(id(rules))
-    if cached is None or cached[0] is not rules:
-        cached = (rules, SignatureIndex(rules))
-        _INDEX_CACHE[id(rules)] = cached
-    return cached[1]
+def loaded_signatures() -> SignatureIndex:
+    """The compiled signatures of the loaded knowledge base (its rules compiled once)."""
+    from stackcheck.knowledge.loader import data_dir
+
+    return _loaded_signatures(Path(data_dir()))
 
 
 def _line_of(region: FailureRegion, index: int) -> int:
@@ -144,17 +151,24 @@ def triage_stream(
     snapshot: Snapshot | None = None,
     environment_source: str | None = None,
     live_environment: Callable[[], Snapshot] | None = None,
+    signatures: SignatureIndex | None = None,
 ) -> Diagnosis:
     """Diagnose the error text in ``stream`` (bytes). ``snapshot`` is the environment to judge
     against (``environment_source`` says where it came from); ``live_environment`` is called
-    only when no other environment is known and something matched."""
-    if rules is None:
-        if knowledge is None:
+    only when no other environment is known and something matched. ``signatures``: the
+    compiled signatures of ``rules`` (or of ``knowledge``'s rules), for a caller that triages
+    many texts with one rule list; those of the loaded knowledge base are compiled once."""
+    if signatures is None:
+        if rules is not None:
+            signatures = SignatureIndex(rules)
+        elif knowledge is not None:
+            signatures = SignatureIndex(knowledge.rules)
+        else:
             from stackcheck.knowledge import load_knowledge
 
             knowledge = load_knowledge()
-        rules = knowledge.rules
-    index = signature_index(rules)
+            signatures = loaded_signatures()
+    index = signatures
     scan = _Scan(index)
     extractor = RegionExtractor(also_trigger=index.occurs_in, trigger_offsets=index.match_starts)
     for first, block in blocks(iter_lines(stream, source)):
@@ -178,7 +192,8 @@ def triage_stream(
         from stackcheck.knowledge import load_knowledge
 
         knowledge = load_knowledge()
-    matches = [_to_match(f, snapshot, knowledge, env.unjudged) for f in scan.findings.values()]
+    dists = DistIndex(snapshot) if snapshot is not None and scan.findings else None  # once for all matches
+    matches = [_to_match(f, snapshot, knowledge, env.unjudged, dists) for f in scan.findings.values()]
     # a family (a kind of failure) never outranks a specific known cause
     matches.sort(key=lambda m: (m.layer == "family", -m.score, m.line, m.rule_id))
     shown = _shown_region(scan, matches, scan.whole)
@@ -296,7 +311,11 @@ def _embedded_collect_env(scan: _Scan, source: str) -> Snapshot | None:
 
 
 def _to_match(
-    finding: _RuleFinding, snapshot: Snapshot | None, knowledge, unjudged: str = "not-judged"
+    finding: _RuleFinding,
+    snapshot: Snapshot | None,
+    knowledge,
+    unjudged: str = "not-judged",
+    dists: DistIndex | None = None,
 ) -> TriageMatch:
     rule = finding.rule
     best = finding.best
@@ -305,7 +324,7 @@ def _to_match(
     for hit in sorted(finding.hits.values(), key=lambda h: h.signature.specificity):
         groups.update(hit.groups)
     reading = read(groups, region_text, snapshot)
-    word, agreement, env_evidence = environment_verdict(rule, snapshot, knowledge, reading)
+    word, agreement, env_evidence = environment_verdict(rule, snapshot, knowledge, reading, dists)
     if snapshot is None:
         word = unjudged
     matched_line = _matched_line(best)

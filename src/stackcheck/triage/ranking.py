@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from stackcheck.models.rule import Rule, Scope
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.requirements import DistIndex
 from stackcheck.triage.evidence import AGREES, CONTRADICTS, UNKNOWN, Reading
 from stackcheck.triage.signatures import Signature
 
@@ -31,14 +32,16 @@ def shifted_confidence(confidence: str, agreement: int) -> str:
     return _LEVELS[max(0, min(i, len(_LEVELS) - 1))]
 
 
-def scope_verdict(rule: Rule, snapshot: Snapshot, knowledge) -> tuple[int, list[str]]:
+def scope_verdict(
+    rule: Rule, snapshot: Snapshot, knowledge, index: DistIndex | None = None
+) -> tuple[int, list[str]]:
     """What the rule's scope says about this environment: agrees / contradicts / unknown."""
     if knowledge is None or rule.scope == Scope():  # an empty scope: a triage-only rule
         return UNKNOWN, []
     from stackcheck.knowledge.scope import evaluate
 
     try:
-        result = evaluate(rule.scope, snapshot, knowledge)
+        result = evaluate(rule.scope, snapshot, knowledge, index)
     except ValueError as exc:  # a bad specifier in a rule must not sink the diagnosis
         return UNKNOWN, [f"environment: scope of {rule.id} could not be evaluated ({exc})"]
     if result.matches:
@@ -52,12 +55,12 @@ def scope_verdict(rule: Rule, snapshot: Snapshot, knowledge) -> tuple[int, list[
 
 
 def environment_verdict(
-    rule: Rule, snapshot: Snapshot | None, knowledge, reading: Reading
+    rule: Rule, snapshot: Snapshot | None, knowledge, reading: Reading, index: DistIndex | None = None
 ) -> tuple[str, int, list[str]]:
     """(word, agreement, evidence) combining the scope and the interpreters' readings."""
     if snapshot is None:
         return "not-judged", UNKNOWN, []
-    agreement, evidence = scope_verdict(rule, snapshot, knowledge)
+    agreement, evidence = scope_verdict(rule, snapshot, knowledge, index)
     if CONTRADICTS in (agreement, reading.agreement):
         combined = CONTRADICTS
     elif AGREES in (agreement, reading.agreement):
