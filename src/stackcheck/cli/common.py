@@ -171,19 +171,10 @@ def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bo
 
 
 def split_ids(values: tuple[str, ...]) -> list[str]:
-    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]; an ID or prefix that
-    names no check is a one-line error with the close matches."""
-    ids = [part.strip() for v in values for part in v.split(",") if part.strip()]
-    from stackcheck.checks.registry import unknown_skip
+    """--skip values → check IDs and prefixes (:func:`stackcheck.checks.skip.split_ids`)."""
+    from stackcheck.checks.skip import split_ids as split
 
-    bad = unknown_skip(ids) if ids else None
-    if bad:
-        from stackcheck.errors import InputError
-
-        name, close = bad
-        hint = f"did you mean {', '.join(close)}?" if close else "`stackcheck explain --list` lists them"
-        raise InputError(f"--skip: {name!r} is not a check ID or prefix; {hint}")
-    return ids
+    return split(values)
 
 
 def one_output(**flags: bool) -> None:
