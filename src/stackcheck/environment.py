@@ -1,15 +1,30 @@
 """Where a command's facts come from: the live interpreter, another interpreter (``--python``),
-a recorded snapshot (``--snapshot``) or a pasted collect_env output (``--from-collect-env``).
-Every command that judges an environment obtains its Snapshot here, and every source is
+a Jupyter kernel's (``--kernel``), a recorded snapshot (``--snapshot``) or a file an importer
+reads (``--from-collect-env`` …), named by one :class:`stackcheck.sources.FactSource` and
+resolved by :func:`obtain`. Every command that judges an environment obtains its Snapshot here, and every source is
 redacted here (``redaction.redact_snapshot``): a snapshot someone else recorded is cleaned
 again before it is judged, printed or stored."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stackcheck.errors import InputError
 from stackcheck.identifiers import and_join, printable
 from stackcheck.models.snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
 from stackcheck.redaction import redact_snapshot
+
+if TYPE_CHECKING:
+    from stackcheck.sources import FactSource
+
+__all__ = [
+    "kernel_interpreter",
+    "load_imported",
+    "load_snapshot",
+    "obtain",
+    "obtain_snapshot",
+    "snapshot_digest",
+]
 
 
 def load_snapshot(path: str) -> Snapshot:
@@ -98,10 +113,53 @@ def _looks_like(top: dict) -> str | None:
 
 
 def load_collect_env(path: str) -> Snapshot:
-    from stackcheck.fileio import read_text, source_name
-    from stackcheck.importers.collect_env import parse_collect_env
+    return load_imported("collect-env", path)
 
-    return redact_snapshot(parse_collect_env(read_text(path, "collect_env output"), source=source_name(path)))
+
+def load_imported(kind: str, path: str) -> Snapshot:
+    """A file an importer reads (``sources.IMPORTERS``), parsed and redacted."""
+    import importlib
+
+    from stackcheck.fileio import read_text, source_name
+    from stackcheck.sources import importer
+
+    found = importer(kind)
+    if found is None:
+        raise InputError(f"source: no importer reads {kind!r}")
+    module, _, function = found.parser.partition(":")
+    parse = getattr(importlib.import_module(module), function)
+    return redact_snapshot(parse(read_text(path, found.what), source=source_name(path)))
+
+
+def obtain(
+    source: FactSource | None = None,
+    *,
+    deep: bool = False,
+    sections: tuple[str, ...] | None = None,
+    modules: tuple[str, ...] = (),
+) -> Snapshot:
+    """The Snapshot of one source of facts (the live interpreter when ``source`` is None):
+    a snapshot file validated, an importer's file parsed, an interpreter (or a kernel's)
+    probed; redacted either way. ``deep``, ``sections`` and ``modules`` shape a probe only."""
+    from stackcheck.sources import FactSource
+
+    source = source or FactSource()
+    if source.kind == "snapshot":
+        return load_snapshot(source.value)
+    if source.is_file:
+        return load_imported(source.kind, source.value)
+    python_path = None
+    if source.kind == "kernel":
+        python_path = kernel_interpreter(source.value)
+    elif source.kind == "python":
+        python_path = source.value
+    from stackcheck.probe import gather
+
+    command = f"--python {python_path}" if python_path else "live"
+    snap = gather(python_path, deep=deep, sections=sections, command=command, modules=modules)
+    # packages were redacted as they were read (probe/interpreter.py, cached or not): skipping
+    # them here saves most of the walk on the path every command takes
+    return redact_snapshot(snap, skip=("packages",))
 
 
 def obtain_snapshot(
@@ -113,28 +171,32 @@ def obtain_snapshot(
     sections: tuple[str, ...] | None = None,
     modules: tuple[str, ...] = (),
 ) -> Snapshot:
-    given = [
-        o
-        for o, v in (
-            ("--snapshot", snapshot_file),
-            ("--from-collect-env", collect_env_file),
-            ("--python", python_path),
-        )
-        if v
-    ]
-    if len(given) > 1:
-        raise InputError(f"{' and '.join(given)} cannot be combined: give one source of facts")
-    if snapshot_file:
-        return load_snapshot(snapshot_file)
-    if collect_env_file:
-        return load_collect_env(collect_env_file)
-    from stackcheck.probe import gather
+    """:func:`obtain` with the source as loose keywords (kept for existing callers)."""
+    from stackcheck.sources import FactSource
 
-    command = f"--python {python_path}" if python_path else "live"
-    snap = gather(python_path, deep=deep, sections=sections, command=command, modules=modules)
-    # packages were redacted as they were read (probe/interpreter.py, cached or not): skipping
-    # them here saves most of the walk on the path every command takes
-    return redact_snapshot(snap, skip=("packages",))
+    source = FactSource.of(snapshot=snapshot_file, collect_env=collect_env_file, python=python_path)
+    return obtain(source, deep=deep, sections=sections, modules=modules)
+
+
+def kernel_interpreter(name: str) -> str:
+    """The interpreter a Jupyter kernel runs (for ``--kernel NAME``), or a one-line error."""
+    from stackcheck.probe.kernels import jupyter_data_dirs, scan_kernelspecs
+
+    specs, unreadable = scan_kernelspecs(jupyter_data_dirs())
+    for spec in specs:
+        if spec.name == name:
+            if not spec.interpreter or not spec.interpreter_exists:
+                raise InputError(
+                    f"kernel {name!r}: its interpreter {spec.argv[:1]} does not exist ({spec.path})"
+                )
+            return spec.interpreter
+    for broken in unreadable:
+        if broken.name == name.lower():
+            raise InputError(
+                f"kernel {name!r}: {broken.path} is unreadable ({broken.reason}); "
+                "see `stackcheck kernel check` for how to fix it"
+            )
+    raise InputError(f"no Jupyter kernel named {name!r} (see `jupyter kernelspec list`)")
 
 
 # The digest lives beside the Snapshot model; commands that import it from here keep working.

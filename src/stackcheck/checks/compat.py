@@ -11,12 +11,12 @@ from collections.abc import Iterator
 
 from stackcheck.checks.context import pip_command
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, Outcome, blocked, check, ok, skipped, warning
+from stackcheck.checks.torch_install import torch_install
 from stackcheck.knowledge.base import Knowledge, release_of, version
 from stackcheck.knowledge.facts import TorchBuild, official_build, torch_archs
 from stackcheck.knowledge.scope import ScopeMatch
 from stackcheck.models.finding import PipInstall
 
-INDEX_URL = "https://download.pytorch.org/whl/cu{}"
 SOURCES = (
     "NVIDIA CUDA Toolkit Release Notes, Table 3",
     "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
@@ -60,7 +60,7 @@ def install_torch(
         paired = getattr(rel, name)
         if ctx.dist_index.get(name) is not None and paired:
             reqs.append(f"{name}=={paired}.*")
-    return ctx.install(*reqs, index_url=INDEX_URL.format(cuda.replace(".", "")))
+    return torch_install(ctx, *reqs, build=cuda)
 
 
 @check(

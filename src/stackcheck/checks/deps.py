@@ -12,6 +12,7 @@ import re
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
+from stackcheck.checks.torch_install import torch_index_url
 from stackcheck.deps.index import install_spec, parse_requirement, parse_version
 from stackcheck.deps.wheeltags import Target, wheel_fits
 from stackcheck.models.snapshot import Distribution, normalize_name
@@ -297,7 +298,7 @@ def mixed_builds(ctx):
                     f"torch=={torch.version}",
                     comp.name,
                     "--index-url",
-                    f"https://download.pytorch.org/whl/{label_t}",
+                    torch_index_url(label_t),
                 ),
                 subject=name,
             )

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from stackcheck.checks.context import pip_command
 from stackcheck.checks.registry import DOCTOR, PREFLIGHT, blocked, check, ok, skipped, warning
+from stackcheck.checks.torch_install import torch_install, torch_release_install
 from stackcheck.shellcmd import code, command
 from stackcheck.versions import parse_version
 
@@ -199,12 +200,6 @@ def gpu_capability(ctx):
             yield ok(observed=f"{g.name}: {g.compute_capability}", expected=expected, subject=subject)
 
 
-def cuda_tag(cuda: str) -> str:
-    """'12.8' → 'cu128' (the download.pytorch.org index name)."""
-    major, _, minor = cuda.partition(".")
-    return f"cu{major}{minor.split('.')[0] or '0'}"
-
-
 def _builds_for(ctx, torch_version: str) -> tuple[str, ...]:
     """CUDA builds offered for this torch release (stable, experimental and index-only, in
     ascending order), from the knowledge tables; for a release they do not list builds of,
@@ -214,16 +209,6 @@ def _builds_for(ctx, torch_version: str) -> tuple[str, ...]:
     if release is not None and release.cuda_builds:
         return tuple(sorted(release.all_cuda_builds, key=Version))
     return tuple(ctx.knowledge.published_cuda_builds())
-
-
-def _index_url(cuda: str) -> str:
-    return f"https://download.pytorch.org/whl/{cuda_tag(cuda)}"
-
-
-def torch_install_fix(ctx, torch_version: str, cuda: str):
-    """This torch release from the download.pytorch.org index of CUDA ``cuda`` (a PipInstall)."""
-    base = torch_version.split("+")[0]
-    return ctx.install(f"torch=={base}", index_url=_index_url(cuda))
 
 
 @check(
@@ -285,7 +270,7 @@ def cpu_torch_on_gpu(ctx):
     drv = ctx.snapshot.accelerators.cuda_driver_version
     cuda = _newest_build_for_driver(ctx, t.version, drv)
     fix = (
-        torch_install_fix(ctx, t.version, cuda)
+        torch_release_install(ctx, t.version, cuda)
         if cuda
         else "reinstall torch from a download.pytorch.org CUDA index that fits the driver"
     )
@@ -308,7 +293,7 @@ def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: s
         c for c in _builds_for_driver(ctx, torch_version, driver_cuda) if spec.contains(c, prereleases=True)
     ]
     if same_release and _admits(wanted, torch_version):
-        install = torch_install_fix(ctx, torch_version, _preferred(ctx, torch_version, same_release))
+        install = torch_release_install(ctx, torch_version, _preferred(ctx, torch_version, same_release))
         return pip_command(install), install
     published = ctx.knowledge.published_cuda_builds()
     any_release = [
@@ -319,7 +304,7 @@ def _fix_for_cuda_spec(ctx, torch_version: str, spec: SpecifierSet, spec_text: s
         fix = f"install a torch build for CUDA {spec_text}, after upgrading the driver"
         fix += f" (it supports CUDA {supports})"
         return fix, None
-    install = ctx.install(wanted or "torch", index_url=_index_url(any_release[-1]))
+    install = torch_install(ctx, wanted or "torch", build=any_release[-1])
     why = "has no" if not same_release else "is outside the profile's torch range; install a"
     release = torch_version.split("+")[0]
     return f"torch {release} {why} CUDA {spec_text} build: {pip_command(install)}", install

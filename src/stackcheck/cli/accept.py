@@ -11,8 +11,8 @@ from stackcheck.cli.common import (
     emit_report,
     finish,
     json_option,
-    python_option,
     registry_option,
+    source_options,
     strict_option,
 )
 
@@ -27,7 +27,7 @@ from stackcheck.cli.common import (
     help="Also run this profile's preflight; decides which packages the steps insist on.",
 )
 @registry_option
-@python_option
+@source_options("python", importers=False)  # the steps run in an interpreter: no recorded facts
 @click.option(
     "--out",
     "out_dir",
@@ -53,7 +53,7 @@ from stackcheck.cli.common import (
 )
 @json_option
 @strict_option
-def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, as_json, strict):
+def accept(profile_id, registry, source, out_dir, repo, timeout, verbose, as_json, strict):
     """Run the acceptance steps in the checked interpreter, each in its own child process
     with a timeout (stackcheck need not be installed there):
 
@@ -81,12 +81,13 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
     from stackcheck.accept import accept as run_acceptance
     from stackcheck.models.finding import exit_code
 
-    profile, source = None, None
+    profile, registry_source = None, None
     if profile_id:
         from stackcheck.catalog import load_catalog
 
         catalog = load_catalog(registry)
-        profile, source = catalog.get(profile_id), catalog.source
+        profile, registry_source = catalog.get(profile_id), catalog.source
+    python_path = source.value or None
     if python_path:
         from stackcheck.probe.foreign import resolve_python
 
@@ -99,7 +100,7 @@ def accept(profile_id, registry, python_path, out_dir, repo, timeout, verbose, a
         out_dir=out_dir,
         repo=repo,
         timeout=timeout,
-        registry_source=source,
+        registry_source=registry_source,
         progress=progress,
     )
     emit_report(result.report, as_json=as_json, verbose=verbose)

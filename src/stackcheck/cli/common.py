@@ -45,12 +45,6 @@ snapshot_option = click.option(
     metavar="FILE",
     help="Judge a recorded snapshot instead of the live environment.",
 )
-collect_env_option = click.option(
-    "--from-collect-env",
-    "collect_env_file",
-    metavar="FILE",
-    help="Judge a pasted `python -m torch.utils.collect_env` output ('-' for stdin).",
-)
 kernel_option = click.option(
     "--kernel",
     "kernel_name",
@@ -93,24 +87,51 @@ rules_option = click.option(
 )
 
 
+def source_options(*kinds: str, importers: bool = True):
+    """The one option group that says where a command's facts come from: ``kinds`` among
+    python, kernel, snapshot, plus ``--from-…`` for every registered importer
+    (``stackcheck.sources.IMPORTERS``) unless ``importers`` is False. The command gets one
+    ``source`` argument, a :class:`stackcheck.sources.FactSource` (live when none is given);
+    two given is a one-line error naming both."""
+    import functools
+
+    from stackcheck.sources import IMPORTERS
+
+    options = {"python": python_option, "kernel": kernel_option, "snapshot": snapshot_option}
+    chosen = [(kind, options[kind]) for kind in kinds]
+    if importers:
+        for imp in IMPORTERS:
+            param = _importer_param(imp.kind)
+            chosen.append((imp.kind, click.option(imp.option, param, metavar="FILE", help=imp.help)))
+    params = {"python": "python_path", "kernel": "kernel_name", "snapshot": "snapshot_file"}
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def command(*args, **kwargs):
+            from stackcheck.sources import FactSource
+
+            given = {kind: kwargs.pop(params.get(kind) or _importer_param(kind)) for kind, _ in chosen}
+            kwargs["source"] = FactSource.of(**{k.replace("-", "_"): v for k, v in given.items()})
+            return fn(*args, **kwargs)
+
+        for _, option in reversed(chosen):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def _importer_param(kind: str) -> str:
+    # collect_env_file: the name the option had before importers were a table
+    return "collect_env_file" if kind == "collect-env" else f"from_{kind.replace('-', '_')}_file"
+
+
 def judging_options(fn):
     """The options every environment-judging command shares (preflight, doctor): where the
-    facts come from, which checks to skip, and how to print and exit."""
-    for option in reversed(
-        (
-            python_option,
-            kernel_option,
-            snapshot_option,
-            collect_env_option,
-            skip_option,
-            json_option,
-            markdown_option,
-            verbose_option,
-            strict_option,
-        )
-    ):
+    facts come from (one ``source`` argument), which checks to skip, and how to print and exit."""
+    for option in reversed((skip_option, json_option, markdown_option, verbose_option, strict_option)):
         fn = option(fn)
-    return fn
+    return source_options("python", "kernel", "snapshot")(fn)
 
 
 def emit_json(obj) -> None:
@@ -170,19 +191,10 @@ def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bo
 
 
 def split_ids(values: tuple[str, ...]) -> list[str]:
-    """--skip GPU001 --skip CUDA,PLAT001 → ["GPU001", "CUDA", "PLAT001"]; an ID or prefix that
-    names no check is a one-line error with the close matches."""
-    ids = [part.strip() for v in values for part in v.split(",") if part.strip()]
-    from stackcheck.checks.registry import unknown_skip
+    """--skip values → check IDs and prefixes (:func:`stackcheck.checks.skip.split_ids`)."""
+    from stackcheck.checks.skip import split_ids as split
 
-    bad = unknown_skip(ids) if ids else None
-    if bad:
-        from stackcheck.errors import InputError
-
-        name, close = bad
-        hint = f"did you mean {', '.join(close)}?" if close else "`stackcheck explain --list` lists them"
-        raise InputError(f"--skip: {name!r} is not a check ID or prefix; {hint}")
-    return ids
+    return split(values)
 
 
 def one_output(**flags: bool) -> None:
@@ -194,60 +206,18 @@ def one_output(**flags: bool) -> None:
         raise InputError(f"{' and '.join(given)} cannot be combined: choose one output")
 
 
-def judge_environment(
-    command: str,
-    *,
-    profile=None,
-    python_path=None,
-    kernel_name=None,
-    snapshot_file=None,
-    collect_env_file=None,
-    skip=(),
-    deep=False,
-):
-    """The Report of a judging command (preflight, doctor): resolve ``--kernel``, obtain the
-    snapshot from whichever source was given, run the command's checks."""
-    from stackcheck.environment import obtain_snapshot
+def judge_environment(command: str, *, profile=None, source=None, skip=(), deep=False):
+    """The Report of a judging command (preflight, doctor): obtain the snapshot from the
+    source of facts (``stackcheck.sources.FactSource``; live when None), run the command's checks."""
+    from stackcheck.environment import obtain
     from stackcheck.judge import judge
     from stackcheck.probe import JUDGED
 
     skip = split_ids(skip)  # before the probe: a typo costs no time
-    if kernel_name:
-        python_path = kernel_interpreter(kernel_name, python_path)
-    snapshot = obtain_snapshot(
-        snapshot_file=snapshot_file,
-        collect_env_file=collect_env_file,
-        python_path=python_path,
-        deep=deep,
-        sections=JUDGED,
-        modules=tuple(profile.required_modules) if profile else (),
+    snapshot = obtain(
+        source, deep=deep, sections=JUDGED, modules=tuple(profile.required_modules) if profile else ()
     )
     report = judge(snapshot, command=command, profile=profile, skip=skip, deep=deep)
-    if kernel_name:
-        report.environment["kernel"] = kernel_name
+    if source is not None and source.kind == "kernel":
+        report.environment["kernel"] = source.value
     return report
-
-
-def kernel_interpreter(name: str, python_path: str | None) -> str:
-    """The interpreter a Jupyter kernel runs (for ``--kernel NAME``), or a one-line error."""
-    from stackcheck.errors import InputError
-
-    if python_path:
-        raise InputError("--kernel and --python cannot be combined: a kernel names its own interpreter")
-    from stackcheck.probe.kernels import jupyter_data_dirs, scan_kernelspecs
-
-    specs, unreadable = scan_kernelspecs(jupyter_data_dirs())
-    for spec in specs:
-        if spec.name == name:
-            if not spec.interpreter or not spec.interpreter_exists:
-                raise InputError(
-                    f"kernel {name!r}: its interpreter {spec.argv[:1]} does not exist ({spec.path})"
-                )
-            return spec.interpreter
-    for broken in unreadable:
-        if broken.name == name.lower():
-            raise InputError(
-                f"kernel {name!r}: {broken.path} is unreadable ({broken.reason}); "
-                "see `stackcheck kernel check` for how to fix it"
-            )
-    raise InputError(f"no Jupyter kernel named {name!r} (see `jupyter kernelspec list`)")

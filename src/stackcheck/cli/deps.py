@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, python_option, snapshot_option
+from stackcheck.cli.common import emit_json, finish, json_option, source_options
 
 
 @click.group()
@@ -24,32 +24,29 @@ def deps():
     """
 
 
-def _graph(python_path, snapshot_file):
+def _graph(source):
     from stackcheck.deps.graph import DepGraph
-    from stackcheck.environment import obtain_snapshot
+    from stackcheck.environment import obtain
 
-    snapshot = obtain_snapshot(snapshot_file=snapshot_file, python_path=python_path, sections=())
+    snapshot = obtain(source, sections=())
     if snapshot.packages.status != "ok":
         from stackcheck.errors import InputError
 
-        raise InputError(
-            f"{snapshot_file or python_path or 'this environment'}: no package list to build the graph from"
-        )
+        raise InputError(f"{source.value or 'this environment'}: no package list to build the graph from")
     return snapshot, DepGraph(snapshot)
 
 
 @deps.command(short_help="Missing and conflicting requirements (like pip check, plus extras).")
-@python_option
-@snapshot_option
+@source_options("python", "snapshot", importers=False)
 @click.option("--no-extras", is_flag=True, help="Only base requirements (exactly what `pip check` reports).")
 @json_option
-def conflicts(python_path, snapshot_file, no_extras, as_json):
+def conflicts(source, no_extras, as_json):
     """Missing and conflicting requirements; exit 1 when there are any.
 
     Base requirements give the same findings as `pip check`; requirements switched on by an
     extra that another installed package asks for are listed too, marked with the extra.
     """
-    snapshot, graph = _graph(python_path, snapshot_file)
+    snapshot, graph = _graph(source)
     problems = graph.problems(include_extras=not no_extras)
     if as_json:
         emit_json(
@@ -86,15 +83,14 @@ def conflicts(python_path, snapshot_file, no_extras, as_json):
 
 @deps.command(short_help="The paths from what you installed down to PACKAGE.")
 @click.argument("package")
-@python_option
-@snapshot_option
+@source_options("python", "snapshot", importers=False)
 @json_option
-def why(package, python_path, snapshot_file, as_json):
+def why(package, source, as_json):
     """Why PACKAGE is installed: the paths from what you installed down to it."""
     from stackcheck.errors import InputError
     from stackcheck.models.snapshot import normalize_name
 
-    snapshot, graph = _graph(python_path, snapshot_file)
+    snapshot, graph = _graph(source)
     key = normalize_name(package)
     if key not in graph.nodes:
         raise InputError(f"{package}: not installed in {snapshot.python.executable or 'this environment'}")
@@ -119,8 +115,8 @@ def why(package, python_path, snapshot_file, as_json):
             click.echo("  no path from an installed root (it sits in a requirement cycle)")
         if requirers:
             click.echo("required directly by:")
-            for source, req in requirers:
-                _echo(f"  {_label(graph, source)}: {req}")
+            for who, req in requirers:
+                _echo(f"  {_label(graph, who)}: {req}")
     finish(0)
 
 
@@ -139,17 +135,16 @@ def _label(graph, key: str) -> str:
 
 @deps.command(short_help="The requirement tree (from PACKAGES, or from the roots).")
 @click.argument("packages", nargs=-1)
-@python_option
-@snapshot_option
+@source_options("python", "snapshot", importers=False)
 @click.option("--depth", type=click.IntRange(min=0), default=None, help="Show at most this many levels.")
 @json_option
-def tree(packages, python_path, snapshot_file, depth, as_json):
+def tree(packages, source, depth, as_json):
     """The requirement tree from PACKAGES (default: what you installed, plus what nothing
     requires). A subtree shown once is marked `(see above)` instead of repeated."""
     from stackcheck.errors import InputError
     from stackcheck.models.snapshot import normalize_name
 
-    snapshot, graph = _graph(python_path, snapshot_file)
+    snapshot, graph = _graph(source)
     for p in packages:
         if normalize_name(p) not in graph.nodes:
             raise InputError(f"{p}: not installed in {snapshot.python.executable or 'this environment'}")

@@ -9,9 +9,7 @@ from stackcheck.cli.common import emit_report, finish, judge_environment, judgin
 
 @click.command()
 @judging_options
-def doctor(
-    python_path, kernel_name, snapshot_file, collect_env_file, skip, as_json, as_markdown, verbose, strict
-):
+def doctor(source, skip, as_json, as_markdown, verbose, strict):
     """Find isolation and integrity faults of an environment (no profile needed).
 
     \b
@@ -34,10 +32,7 @@ def doctor(
 
     report = judge_environment(
         "doctor",
-        python_path=python_path,
-        kernel_name=kernel_name,
-        snapshot_file=snapshot_file,
-        collect_env_file=collect_env_file,
+        source=source,
         skip=skip,
     )
     emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)

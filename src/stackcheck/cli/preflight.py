@@ -36,10 +36,7 @@ def preflight(
     profile_id,
     list_profiles,
     registry,
-    python_path,
-    kernel_name,
-    snapshot_file,
-    collect_env_file,
+    source,
     deep,
     skip,
     as_json,
@@ -73,10 +70,7 @@ def preflight(
     report = judge_environment(
         "preflight",
         profile=profile,
-        python_path=python_path,
-        kernel_name=kernel_name,
-        snapshot_file=snapshot_file,
-        collect_env_file=collect_env_file,
+        source=source,
         skip=skip,
         deep=deep,
     )

@@ -8,12 +8,11 @@ import click
 
 from stackcheck.cli.common import (
     checked,
-    collect_env_option,
     emit_json,
     finish,
     json_option,
     registry_option,
-    snapshot_option,
+    source_options,
 )
 
 
@@ -79,8 +78,7 @@ def results():
 
 @results.command(short_help="Complete, prove and store a result (write-once).")
 @click.argument("file", metavar="FILE")
-@snapshot_option
-@collect_env_option
+@source_options("snapshot")
 @registry_option
 @click.option(
     "--report",
@@ -90,7 +88,7 @@ def results():
 )
 @ledger_options
 @json_option
-def record(file, snapshot_file, collect_env_file, registry, report_file, ledger, as_json):
+def record(file, source, registry, report_file, ledger, as_json):
     """Complete a partial result FILE ('-': stdin), prove its evidence level and store it write-once.
 
     Prints the stored record's id and path. Exit 1 when the result is invalid or its
@@ -99,13 +97,13 @@ def record(file, snapshot_file, collect_env_file, registry, report_file, ledger,
     """
     from stackcheck.results.recording import record as record_result
 
-    if report_file and not (snapshot_file or collect_env_file):
+    if report_file and not source.is_file:
         raise click.UsageError("--report needs the --snapshot FILE its preflight judged")
-    snapshot = snapshot_file
-    if collect_env_file:
-        from stackcheck.environment import obtain_snapshot
+    snapshot = source.value if source.kind == "snapshot" else None
+    if source.is_file and source.kind != "snapshot":
+        from stackcheck.environment import obtain
 
-        snapshot = obtain_snapshot(snapshot_file=snapshot_file, collect_env_file=collect_env_file)
+        snapshot = obtain(source)
     done = record_result(file, snapshot=snapshot, ledger=ledger, registry=registry, report=report_file)
     if as_json:
         emit_json(done.stored)

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import (
-    collect_env_option,
-    deep_option,
-    emit_json,
-    finish,
-    json_option,
-    python_option,
-    snapshot_option,
-)
+from stackcheck.cli.common import deep_option, emit_json, finish, json_option, source_options
 
 GIB = 1024**3
 
@@ -27,10 +19,8 @@ GIB = 1024**3
     help="Write the snapshot JSON to FILE (atomically) and print the path.",
 )
 @deep_option
-@python_option
-@collect_env_option
-@snapshot_option
-def snapshot(as_json, output, deep, python_path, collect_env_file, snapshot_file):
+@source_options("python", "snapshot")
+def snapshot(as_json, output, deep, source):
     """Capture the runtime snapshot: OS, Python, packages, torch build, driver, GPUs, hosted
     platform, kernels, redacted environment, git.
 
@@ -47,14 +37,12 @@ def snapshot(as_json, output, deep, python_path, collect_env_file, snapshot_file
       stackcheck snapshot --python .venv/bin/python    # another interpreter, nothing installed there
       stackcheck snapshot --from-collect-env issue.txt --json
     """
-    from stackcheck.environment import obtain_snapshot
+    from stackcheck.environment import obtain
     from stackcheck.progress import ticking
 
-    live_deep = deep and not (snapshot_file or collect_env_file)
+    live_deep = deep and not source.is_file
     with ticking("snapshot: importing torch in a child process (--deep)", enabled=live_deep and not as_json):
-        snap = obtain_snapshot(
-            snapshot_file=snapshot_file, collect_env_file=collect_env_file, python_path=python_path, deep=deep
-        )
+        snap = obtain(source, deep=deep)
     if output:
         import msgspec
 
@@ -72,7 +60,7 @@ def snapshot(as_json, output, deep, python_path, collect_env_file, snapshot_file
     elif as_json:
         emit_json(snap)
     else:
-        click.echo(render_summary(snap, origin=snapshot_file or collect_env_file))
+        click.echo(render_summary(snap, origin=source.value if source.is_file else None))
     finish(0)
 
 

@@ -7,14 +7,7 @@ import textwrap
 
 import click
 
-from stackcheck.cli.common import (
-    collect_env_option,
-    emit_json,
-    finish,
-    json_option,
-    rules_option,
-    snapshot_option,
-)
+from stackcheck.cli.common import emit_json, finish, json_option, rules_option, source_options
 
 
 @click.command(
@@ -34,15 +27,14 @@ Exit codes: 0 diagnosis printed (also when no known cause matched), 2 unreadable
 empty or binary input.""",
 )
 @click.argument("file", required=False, metavar="[FILE | -]")
-@snapshot_option
-@collect_env_option
+@source_options("snapshot")
 @click.option("--no-env", is_flag=True, help="Do not judge against any environment (not even the live one).")
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, metavar="N", help="Show only the N best matches."
 )
 @rules_option
 @json_option
-def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
+def triage(file, source, no_env, top, as_json) -> None:
     """Diagnose an error text, traceback or whole CI log (streamed; large files are fine).
 
     Finds the failure regions, matches the signatures of the knowledge rules (RE2,
@@ -56,23 +48,23 @@ def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
         if sys.stdin.isatty():
             raise click.UsageError("give a FILE, or '-' and pipe the error text on stdin")
         file = "-"
-    if no_env and (snapshot_file or collect_env_file):
-        raise click.UsageError("--no-env cannot be combined with --snapshot or --from-collect-env")
-    if file == "-" and "-" in (snapshot_file, collect_env_file):
+    if no_env and source.is_file:
+        raise click.UsageError(f"--no-env cannot be combined with {source.option}")
+    if file == "-" and source.value == "-":
         raise click.UsageError("stdin can feed either the error text or the environment, not both")
 
     snapshot, env_source, live = None, None, None
-    if snapshot_file or collect_env_file:
-        from stackcheck.environment import obtain_snapshot
+    if source.is_file:
+        from stackcheck.environment import obtain
 
-        snapshot = obtain_snapshot(snapshot_file=snapshot_file, collect_env_file=collect_env_file)
-        env_source = f"snapshot {snapshot_file}" if snapshot_file else f"collect_env {collect_env_file}"
+        snapshot = obtain(source)
+        env_source = f"{_SOURCE_NAMES.get(source.kind, source.kind)} {source.value}"
     elif not no_env:
 
         def live():
-            from stackcheck.environment import obtain_snapshot
+            from stackcheck.environment import obtain
 
-            return obtain_snapshot(sections=("platform", "accelerators", "torch", "env"))
+            return obtain(sections=("platform", "accelerators", "torch", "env"))
 
     if file == "-":
         stream, source = sys.stdin.buffer, "<stdin>"
@@ -102,6 +94,10 @@ def triage(file, snapshot_file, collect_env_file, no_env, top, as_json) -> None:
     else:
         click.echo(render_text(diagnosis))
     finish(0)
+
+
+# How a report names the environment it was judged against (other importers by their kind).
+_SOURCE_NAMES = {"snapshot": "snapshot", "collect-env": "collect_env"}
 
 
 def _size(stream) -> int | None:

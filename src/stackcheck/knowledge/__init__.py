@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from stackcheck.knowledge.base import Knowledge
 
-__all__ = ["load_knowledge", "use_rule_files", "Knowledge"]
+__all__ = ["load_knowledge", "knowledge_key", "use_rule_files", "Knowledge"]
 
 _GIVEN_RULES: tuple[str, ...] = ()
 
@@ -29,11 +29,20 @@ def load_knowledge(
     :func:`~stackcheck.knowledge.loader.extra_rule_paths`: ``--rules``, ``$STACKCHECK_RULES``,
     ``requirements/stackcheck-rules/``), cached per directory and rule files (as they are on
     disk) for the life of the process."""
+    return _load(*knowledge_key(data_dir, rules))
+
+
+def knowledge_key(
+    data_dir: str | os.PathLike | None = None, rules: Sequence[str | os.PathLike] | None = None
+) -> tuple[Path, tuple[tuple[Path, int, int], ...]]:
+    """What :func:`load_knowledge` caches a knowledge base by: its directory and its extra rule
+    files as they are on disk (what was compiled from one, e.g. triage's signatures, is
+    cached by the same key)."""
     from stackcheck.knowledge.loader import data_dir as default_dir
     from stackcheck.knowledge.loader import extra_rule_paths
 
     extra = tuple(Path(p) for p in rules) if rules is not None else extra_rule_paths()
-    return _load(Path(data_dir) if data_dir is not None else default_dir(), tuple(_stamp(p) for p in extra))
+    return Path(data_dir) if data_dir is not None else default_dir(), tuple(_stamp(p) for p in extra)
 
 
 def use_rule_files(paths: Sequence[str | os.PathLike]) -> None:

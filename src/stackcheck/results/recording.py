@@ -35,6 +35,7 @@ from stackcheck.results.contract import (
 )
 from stackcheck.results.identity import content_digest, identity_key
 from stackcheck.results.ledger import Ledger, Stored, default_root, utc_now
+from stackcheck.sources import FactSource
 
 
 @dataclass
@@ -99,7 +100,7 @@ def _not_unicode(value, where: str = "") -> tuple[str, int] | None:
 def record(
     draft: Draft | dict | str | os.PathLike,
     *,
-    snapshot: Snapshot | str | os.PathLike | None = None,
+    snapshot: Snapshot | FactSource | str | os.PathLike | None = None,
     ledger: Ledger | None = None,
     registry: str | None = None,
     catalog: Any = None,
@@ -108,7 +109,8 @@ def record(
 ) -> Recorded:
     """Complete, prove and store one result (the Python API of ``stackcheck results record``).
 
-    ``snapshot`` defaults to a snapshot of the live environment; ``catalog`` to
+    ``snapshot`` (a Snapshot, a snapshot file, or any :class:`stackcheck.sources.FactSource`)
+    defaults to a snapshot of the live environment; ``catalog`` to
     ``stackcheck.catalog.load_catalog(registry, cwd)``; ``ledger`` to the default ledger.
     Artifact paths are relative to ``cwd``. ``report``: a preflight Report of the declared
     profile on this same snapshot (or the file ``stackcheck preflight --json`` wrote), used
@@ -369,9 +371,12 @@ def git_state(cwd: Path) -> GitState:
     return GitState(commit=commit, dirty=dirty, source="observed")
 
 
-def _snapshot(snapshot: Snapshot | str | os.PathLike | None) -> Snapshot:
+def _snapshot(snapshot: Snapshot | FactSource | str | os.PathLike | None) -> Snapshot:
     if isinstance(snapshot, Snapshot):
         return snapshot
-    from stackcheck.environment import obtain_snapshot
+    from stackcheck.environment import obtain
+    from stackcheck.sources import FactSource
 
-    return obtain_snapshot(snapshot_file=str(snapshot) if snapshot is not None else None)
+    if isinstance(snapshot, FactSource):
+        return obtain(snapshot)
+    return obtain(FactSource.snapshot(str(snapshot)) if snapshot is not None else None)

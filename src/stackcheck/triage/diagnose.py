@@ -18,7 +18,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import BinaryIO
 
 from stackcheck.errors import InputError
@@ -69,19 +68,20 @@ class _RuleFinding:
 
 
 @lru_cache(maxsize=8)
-def _loaded_signatures(directory: Path) -> SignatureIndex:
-    """The compiled signatures of the knowledge base loaded from ``directory``, once per process
-    (the same key :func:`~stackcheck.knowledge.load_knowledge` caches the rules by)."""
+def _loaded_signatures(key: tuple) -> SignatureIndex:
+    """The compiled signatures of the knowledge base ``key`` names, once per process (the key
+    :func:`~stackcheck.knowledge.load_knowledge` caches it by: directory and extra rule files)."""
     from stackcheck.knowledge import load_knowledge
 
-    return SignatureIndex(load_knowledge(directory).rules)
+    directory, extra = key
+    return SignatureIndex(load_knowledge(directory, [path for path, _, _ in extra]).rules)
 
 
 def loaded_signatures() -> SignatureIndex:
     """The compiled signatures of the loaded knowledge base (its rules compiled once)."""
-    from stackcheck.knowledge.loader import data_dir
+    from stackcheck.knowledge import knowledge_key
 
-    return _loaded_signatures(Path(data_dir()))
+    return _loaded_signatures(knowledge_key())
 
 
 def _line_of(region: FailureRegion, index: int) -> int:
