@@ -132,9 +132,9 @@ def scan_lines(lines: Iterable[str]) -> JobScan:
         if not (lo and region.start <= hi and region.end >= lo):
             scan.add(failure)
     if scan.failed and not scan.failures and steps:
-        failure = _step_failure(steps[-1])
-        if failure is not None:
-            scan.add(failure)
+        step_failure = _step_failure(steps[-1])
+        if step_failure is not None:
+            scan.add(step_failure)
     return scan
 
 

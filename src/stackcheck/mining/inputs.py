@@ -20,7 +20,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from stackcheck.errors import InputError
 from stackcheck.mining.envfacts import facts_from_env
@@ -191,7 +191,7 @@ def discover(
         default_run = run_id_of(p)
         for j in jobs:
             j.run = default_run
-        if entries:
+        if entries and side is not None:  # entries come only from a sidecar
             jobs = _annotate(jobs, entries, side)
     for j in jobs:
         j.run = run or j.run
@@ -316,7 +316,8 @@ def _member(path: Path, name: str) -> LogFile:
         except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
             zf.close()
             raise InputError(f"{path}: {name}: cannot read ({exc})") from None
-        return _Closing(stream, zf)
+        # its readers (iter_lines, read) use only readline, read, close and `with`
+        return cast(BinaryIO, _Closing(stream, zf))
 
     return LogFile(f"{path}: {name}", opener)
 

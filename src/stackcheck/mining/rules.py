@@ -21,7 +21,7 @@ from stackcheck.mining.scope import CellStat, ScopeResult, contrast
 from stackcheck.mining.signature import signature_key
 from stackcheck.mining.stats import REPRODUCIBLE, min_attempts, reproducibility, wilson_lower
 from stackcheck.mining.store import MineStore
-from stackcheck.models.rule import MinedCell, MinedStats, Rule, RuleSet
+from stackcheck.models.rule import Category, MinedCell, MinedStats, Rule, RuleSet
 
 __all__ = ["MineOptions", "MinedRules", "SummaryRow", "build_rules"]
 
@@ -132,7 +132,7 @@ def _pattern(group: _Group, examples: list[str]) -> tuple[str, str]:
     return "", "pattern does not match its own examples"
 
 
-_CATEGORIES = (
+_CATEGORIES: tuple[tuple[tuple[str, ...], Category], ...] = (
     (("ModuleNotFoundError", "ImportError", "No module named"), "module-not-found"),
     (("OutOfMemoryError", "out of memory"), "cuda-oom"),
     (("NCCL", "nccl"), "nccl-failure"),
@@ -145,7 +145,7 @@ _CATEGORIES = (
 )
 
 
-def _category(text: str) -> str:
+def _category(text: str) -> Category:
     for needles, category in _CATEGORIES:
         if any(n in text for n in needles):
             return category
@@ -369,11 +369,13 @@ def build_rules(store: MineStore, options: MineOptions | None = None) -> MinedRu
 def _merges(rules: list[Rule], threshold: float) -> list[list[str]]:
     from stackcheck.mining.similarity import similar_pairs
 
-    texts = [" ".join((r.mined.exception, r.mined.template, *r.mined.frames)) for r in rules if r.mined]
+    # the pairs index the mined rules, so the texts and the rules are taken from one list
+    mined = [(r, r.mined) for r in rules if r.mined is not None]
+    texts = [" ".join((m.exception, m.template, *m.frames)) for _, m in mined]
     out = []
     for i, j, cos in similar_pairs(texts, threshold):
-        a, b = rules[i], rules[j]
-        a.mined.merge_candidates.append(b.id)
-        b.mined.merge_candidates.append(a.id)
+        (a, a_stats), (b, b_stats) = mined[i], mined[j]
+        a_stats.merge_candidates.append(b.id)
+        b_stats.merge_candidates.append(a.id)
         out.append([a.id, b.id, f"{cos:.2f}"])
     return out

@@ -13,10 +13,14 @@ only now and then inside its cells, it is no compatibility rule: a code bug or f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from stackcheck.mining.envfacts import PKG
 from stackcheck.models.rule import Scope
 from stackcheck.versions import parse_version
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 __all__ = ["CellStat", "Condition", "ScopeResult", "contrast"]
 
@@ -92,7 +96,7 @@ class ScopeResult:
     also: list[str] = field(default_factory=list)  # other single facts that separate as well
 
 
-def _simplest(low, high) -> str | None:
+def _simplest(low: Version, high: Version) -> str | None:
     """The simplest version c with ``low < c <= high``: ``2`` rather than ``2.0.2``."""
     from packaging.version import Version
 
@@ -110,12 +114,15 @@ def _simplest(low, high) -> str | None:
 
 
 def _condition(fact: str, failing: list[CellStat], clean: list[CellStat]) -> Condition | None:
-    values = [c.facts.get(fact) for c in failing]
-    if any(v is None for v in values):
+    values = [v for v in (c.facts.get(fact) for c in failing) if v is not None]
+    if len(values) < len(failing):
         return None
-    versions = [parse_version(v) for v in values]
-    others = [parse_version(c.facts[fact]) for c in clean if fact in c.facts]
-    if fact != "platform" and all(versions) and all(o is not None for o in others):
+    parsed = [parse_version(v) for v in values]
+    versions = [v for v in parsed if v is not None]
+    parsed_others = [parse_version(c.facts[fact]) for c in clean if fact in c.facts]
+    others = [o for o in parsed_others if o is not None]
+    # an interval only where every value, failing and clean, is a version
+    if fact != "platform" and len(versions) == len(parsed) and len(others) == len(parsed_others):
         lo, hi = min(versions), max(versions)
         below = [o for o in others if o < lo]
         above = [o for o in others if o > hi]
@@ -192,12 +199,15 @@ def contrast(cells: list[CellStat], text: str = "") -> ScopeResult:
             )
     in_scope = {c.cell for c in cells if all(cond.holds(c.facts) for cond in chosen)}
     fields = [cond.scope_field() for cond in chosen]
+    present = [f for f in fields if f is not None]
     scope = Scope()
-    if all(f is not None for f in fields):
-        kwargs: dict[str, object] = {}
-        for name, value in fields:  # type: ignore[misc]
+    if len(present) == len(fields):
+        packages: list[str] = []
+        kwargs: dict[str, Any] = {}  # Scope's own fields, as Condition.scope_field names them
+        for name, value in present:
             if name == "packages":
-                kwargs.setdefault("packages", []).append(value)
+                packages.append(cast(str, value))
+                kwargs["packages"] = packages
             else:
                 kwargs[name] = value
         scope = Scope(**kwargs)

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stackcheck.models.rule import Reproducibility
 
 __all__ = ["REPRODUCIBLE", "min_attempts", "reproducibility", "wilson_lower", "z_of"]
 
@@ -44,7 +48,7 @@ def min_attempts(target: float = REPRODUCIBLE, confidence: float = 0.95) -> int:
 
 def reproducibility(
     failures: int, attempts: int, confidence: float = 0.95, target: float = REPRODUCIBLE
-) -> str:
+) -> Reproducibility:
     """``reproducible`` when the lower bound reaches ``target``; ``unconfirmed`` when every
     attempt failed but there were too few to tell; else ``flaky``."""
     if wilson_lower(failures, attempts, confidence) >= target:

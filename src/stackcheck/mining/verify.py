@@ -103,7 +103,9 @@ def verify(rules: list[Rule], directory: str | Path) -> Verification:
             else None
         )
 
-    truth, predicted, missed = [], [], []
+    truth: list[str] = []
+    predicted: list[str] = []
+    missed: list[str] = []
     per_rule: dict[str, Counter] = {}
     passing = fp_logs = 0
     for n, obj in labels:
