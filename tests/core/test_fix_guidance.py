@@ -155,3 +155,17 @@ def test_too_few_gpus_do_not_explain_the_torch_build():
         if c.verdict == "blocked"
     ]
     assert bad == [("CUDA001", None, None), ("GPU001", None, None)]
+
+
+def test_the_combined_fix_of_an_externally_managed_interpreter_stays_advice():
+    """PEP 668: fix_all merges the installs of several findings, and must not turn the advice
+    each finding gives (a venv, never pip on the system interpreter) back into a pip command."""
+    profile = make_profile(requirements=["requests>=2", "rich>=13"])
+    snap = make_snapshot(dist("numpy", "2.1.0", top_level=["numpy"]))
+    snap.python.externally_managed = "/usr/lib/python3.12/EXTERNALLY-MANAGED"
+    report = judge(snap, command="preflight", profile=profile)
+    assert [c.id for c in report.checks if c.verdict == "blocked"] == ["PKG001", "PKG001"]
+    (line,) = report.fix_all
+    assert line.startswith("the checked interpreter is externally managed (PEP 668")
+    assert line.endswith("python -m pip install 'requests>=2' 'rich>=13'")
+    assert f"{PIP} " not in line  # never pip on the managed interpreter itself

@@ -100,8 +100,9 @@ def _install(ctx, module: str) -> dict:
 
     spec, requirement = _guess_distribution(ctx, module)
     state = ctx.dist_index.evaluate(requirement).state if requirement is not None else None
-    if state in ("missing", "mismatch"):
-        name = parse_requirement(requirement).name
+    parsed = parse_requirement(requirement) if requirement is not None else None
+    if state in ("missing", "mismatch") and parsed is not None:
+        name = parsed.name
         return {"fix": f"installing {name} (PKG001 above) provides it", "consequence_of": "PKG001"}
     return {"fix": ctx.install(spec)}
 

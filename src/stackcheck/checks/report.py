@@ -102,8 +102,13 @@ def combine_fixes(checks: list[CheckResult]) -> list[str]:
     index (torch from its CPU or CUDA index) comes from there only, and those lines come
     first: installed later, ``accelerate`` would pull torch's PyPI (CUDA) build first."""
     groups: dict[tuple[str, str | None, tuple[str, ...]], dict[tuple[str, str], list[str]]] = {}
+    managed: set[str] = set()  # interpreters the OS manages (PEP 668): their lines stay advice
     for c in by_severity_then_cause(fixable(checks)):
         p = c.install
+        if p is None:  # fixable() keeps only findings with an install
+            continue
+        if p.externally_managed:
+            managed.add(p.python)
         group = groups.setdefault((p.python, p.index_url, tuple(p.options)), {})
         for text in p.requirements:
             group.setdefault(_requirement_key(text), []).append(text)
@@ -122,6 +127,7 @@ def combine_fixes(checks: list[CheckResult]) -> list[str]:
                 requirements=[_merged(texts) for texts in groups[(python, index, options)].values()],
                 index_url=index,
                 options=list(options),
+                externally_managed=python in managed,
             )
         )
         for python, index, options in order

@@ -332,7 +332,7 @@ def scan(
     ignore_path = ignore_file or os.path.join(fileset.root, IGNORE_FILE)
     if ignore_file is None and not os.path.exists(ignore_path):
         ignore_path = None
-    ignore = load(ignore_path) if ignore_path else []
+    ignore: IgnoreRules | list = load(ignore_path) if ignore_path else []
     run = _Scan(fileset, ignore, max_weight_size)
     for rel in fileset.files:
         run.file(rel)
