@@ -12,7 +12,7 @@ import pytest
 
 from stackcheck.judge import judge
 from stackcheck.models import snapshot as S
-from stackcheck.probe import kernels
+from stackcheck.probe import ProbeContext, kernels
 from stackcheck.shellcmd import command
 from tests.factories import make_snapshot
 
@@ -46,7 +46,8 @@ def test_probe_reports_each_unreadable_spec_with_its_reason(tmp_path, monkeypatc
     data = tmp_path / "data"
     paths = {name: make_broken(data, name) for name in BROKEN}
     monkeypatch.setenv("JUPYTER_PATH", str(data))
-    sec = kernels.collect(None)
+    # an empty prefix: the test venv's own share/jupyter (ipykernel's python3) is not looked at
+    sec = kernels.collect(ProbeContext(python={"prefix": str(tmp_path / "prefix")}, packages={}))
     assert sec.status == "ok" and sec.kernels == []
     assert [(u.name, u.path, u.reason) for u in sec.unreadable] == [
         (name, str(paths[name]), BROKEN[name][1]) for name in sorted(BROKEN)
@@ -120,8 +121,12 @@ def test_kernel_check_reports_every_unreadable_spec(jupyter):
     r = jupyter.run("check", "--json")
     assert r.returncode == 1, r.stderr
     report = json.loads(r.stdout)
-    found = {c["subject"]: c for c in report["checks"]}
+    # the kernels Jupyter finds in the test venv's own prefix (ipykernel's python3) are judged too
+    found = {c["subject"]: c for c in report["checks"] if c["verdict"] != "ok" and c["subject"] in BROKEN}
     assert sorted(found) == sorted(BROKEN)
+    assert [
+        c["subject"] for c in report["checks"] if c["id"] == "KERN010" and c["verdict"] == "blocked"
+    ] == sorted(BROKEN)
     for name, (_, reason) in BROKEN.items():
         c = found[name]
         path = jupyter.path / "kernels" / name / "kernel.json"
