@@ -36,6 +36,7 @@ from _refenv import (  # noqa: E402
 
 def export_src(rev: str, into: Path) -> Path:
     """``src/`` of ``rev`` unpacked below ``into``; a one-line error for an unknown revision."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = into / "src.tar"
     done = subprocess.run(
         ["git", "-C", str(ROOT), "archive", "--format=tar", "-o", str(archive), rev, "src"],
