@@ -76,13 +76,15 @@ def scaling(stackcheck: str, profile: str, counts: list[int], runs: int, env: di
             commands[f"preflight cold, {n:>5} synthetic"] = (argv, {"STACKCHECK_NO_CACHE": "1"})
             commands[f"floor, {n:>5} synthetic"] = [py, "-c", FLOOR_CODE]
         print(
-            f"\nscaling: {', '.join(str(n) for n in targets)} synthetic distributions, {runs} interleaved runs"
+            f"\nscaling: {', '.join(str(n) for n in targets)} synthetic distributions, {runs} "
+            "interleaved runs"
         )
         results = time_commands(commands, runs, env, bench)
         print(f"  {'command':<40} {'wall median [min-max]':>26}  exit")
         for label, r in results.items():
             print(
-                f"  {label:<40} {r['wall'] * 1000:8.1f}ms [{r['wall_min'] * 1000:.0f}-{r['wall_max'] * 1000:.0f}]  {r['exit']}"
+                f"  {label:<40} {r['wall'] * 1000:8.1f}ms "
+                f"[{r['wall_min'] * 1000:.0f}-{r['wall_max'] * 1000:.0f}]  {r['exit']}"
             )
         print("\nmarginal cost per extra distribution (least-squares slope of the medians):")
         for kind in ("preflight warm", "preflight cold", "floor"):

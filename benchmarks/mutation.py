@@ -505,7 +505,8 @@ def main(argv: list[str] | None = None) -> int:
             k: sum(getattr(r, k) for r in results) for k in ("mutants", "killed", "survived", "timeouts")
         }
         print(
-            f"total: {total['mutants']} mutants, {total['killed']} killed, {total['survived']} survived, {total['timeouts']} timeouts"
+            f"total: {total['mutants']} mutants, {total['killed']} killed, {total['survived']} "
+            f"survived, {total['timeouts']} timeouts"
         )
     if args.json:
         Path(args.json).write_text(

@@ -106,8 +106,10 @@ def main() -> None:
         print()
     else:
         print(
-            f"LogChunks: {result['examples']} labelled failures; chunk found in a region: {result['found']:.1%}, "
-            f"half or more of the chunk covered: {result['covered']:.1%}, in the last region: {result['last']:.1%}; "
+            f"LogChunks: {result['examples']} labelled failures; "
+            f"chunk found in a region: {result['found']:.1%}, "
+            f"half or more of the chunk covered: {result['covered']:.1%}, "
+            f"in the last region: {result['last']:.1%}; "
             f"regions keep {result['kept']:.1%} of the log lines"
         )
 

@@ -1,7 +1,8 @@
 """Where a command's facts come from: the live interpreter, another interpreter (``--python``),
 a Jupyter kernel's (``--kernel``), a recorded snapshot (``--snapshot``) or a file an importer
 reads (``--from-collect-env`` …), named by one :class:`stackcheck.sources.FactSource` and
-resolved by :func:`obtain`. Every command that judges an environment obtains its Snapshot here, and every source is
+resolved by :func:`obtain`. Every command that judges an environment obtains its Snapshot here, \
+and every source is
 redacted here (``redaction.redact_snapshot``): a snapshot someone else recorded is cleaned
 again before it is judged, printed or stored."""
 
@@ -49,7 +50,8 @@ def load_snapshot(path: str) -> Snapshot:
                 f" (its keys: {', '.join(printable(k) for k in keys[:6])}{', …' if len(keys) > 6 else ''})"
             )
         raise InputError(
-            f"{source}: this is a JSON object without a snapshot's {and_join(missing)}{listed}, not a snapshot {_MAKE_ONE}"
+            f"{source}: this is a JSON object without a snapshot's {and_join(missing)}{listed}, "
+            f"not a snapshot {_MAKE_ONE}"
         )
     major, ours = snapshot.schema_version.partition(".")[0], SNAPSHOT_SCHEMA_VERSION.partition(".")[0]
     if major != ours:

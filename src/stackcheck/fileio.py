@@ -74,7 +74,8 @@ def decode_json(data: bytes, model: type[T], source: str, what: str) -> T:
         return msgspec.json.decode(data, type=model)
     except msgspec.ValidationError as exc:
         msg = str(exc)
-        # msgspec: "Expected `str`, got `int` - at `$.profiles[0].id`" → "profiles[0].id: expected str, got int"
+        # msgspec: "Expected `str`, got `int` - at `$.profiles[0].id`"
+        #       → "profiles[0].id: expected str, got int"
         if " - at `$" in msg:
             text, _, where = msg.partition(" - at `$")
             where = where.rstrip("`").lstrip(".") or "(top level)"

@@ -177,8 +177,8 @@ def test_a_timeout_says_so_and_suggests_a_longer_one():
         assert r.observed == "the step timed out after 1 s (--timeout 1)"
         assert r.expected == "the step finishes within its time limit"
         assert (
-            r.fix
-            == "give each step more time: stackcheck accept --python /env/bin/python --profile T --timeout 300"
+            r.fix == "give each step more time: stackcheck accept --python /env/bin/python --profile T "
+            "--timeout 300"
         )
     longer = Needs(None, pip, timeout=300.0)
     assert judge_train(slow, longer).fix == "give each step more time: stackcheck accept --timeout 1200"

@@ -22,7 +22,7 @@ torch.save(sd, os.path.join(out, "legacy.pth"), _use_new_zipfile_serialization=F
 torch.save({"w": torch.ones(2, dtype=torch.bfloat16), "step": 3, "ids": [1, 2]}, os.path.join(out, "mixed.ckpt"))
 torch.save(torch.nn.Linear(4, 2), os.path.join(out, "module.bin"))
 torch.save({"state": sd, "hook": Evil()}, os.path.join(out, "evil.pt"))
-"""
+"""  # noqa: E501 (the child script, one statement a line)
 
 
 @pytest.fixture(scope="module")

@@ -58,8 +58,11 @@ def test_validate_reports_each_problem_and_exits_1(write_registry, tmp_path):
     result = run("validate", str(path), cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        f"{path}: CHILD.reqs: unknown field (expected one of: id, title, category, purpose, extends, python, requirements, constraints, required_modules, forbidden, gpu, platform, evidence_scope, docs, notes)",
-        f"{path}: OTHER.requirements: torch: no version satisfies '<2.5,>=2.6' after layering (BASE: >=2.6; OTHER: <2.5)",
+        f"{path}: CHILD.reqs: unknown field (expected one of: id, title, category, purpose, "
+        "extends, python, requirements, constraints, required_modules, forbidden, gpu, "
+        "platform, evidence_scope, docs, notes)",
+        f"{path}: OTHER.requirements: torch: no version satisfies '<2.5,>=2.6' after layering "
+        "(BASE: >=2.6; OTHER: <2.5)",
     ]
     assert result.stderr.strip() == f"2 problems in {path}"
     as_json = json.loads(run("validate", str(path), "--json", cwd=tmp_path).stdout)
@@ -105,8 +108,8 @@ def test_list_and_show(write_registry, tmp_path):
     assert raw["extends"] == ["PT-SFT-CUDA"] and raw["layers"] == []
     text = run("show", "INF-VLLM-011-CU128", cwd=tmp_path).stdout
     assert (
-        "layers    LAYER-RUNTIME → LAYER-TORCH → LAYER-CUDA → GUARD-NO-QLORA → LAYER-VLLM → INF-VLLM-011-CU128"
-        in text
+        "layers    LAYER-RUNTIME → LAYER-TORCH → LAYER-CUDA → GUARD-NO-QLORA → LAYER-VLLM → "
+        "INF-VLLM-011-CU128" in text
     )
     assert "  vllm==0.11.0" in text and "torch CUDA ==12.8" in text
 

@@ -81,8 +81,8 @@ def test_unknown_profile_lists_close_matches():
     with pytest.raises(InputError) as info:
         load_catalog().get("TRAIN-CUDA-MECHANSIM")
     assert (
-        str(info.value)
-        == "unknown profile ID 'TRAIN-CUDA-MECHANSIM' in the built-in catalog; did you mean TRAIN-CUDA-MECHANISM, INF-CUDA-MECHANISM, PAR-CUDA-MECHANISM?"
+        str(info.value) == "unknown profile ID 'TRAIN-CUDA-MECHANSIM' in the built-in catalog; did you mean "
+        "TRAIN-CUDA-MECHANISM, INF-CUDA-MECHANISM, PAR-CUDA-MECHANISM?"
     )
 
 

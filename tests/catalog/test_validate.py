@@ -8,7 +8,10 @@ import stackcheck.knowledge.consistency as consistency
 from stackcheck.catalog import Problem, validate
 from stackcheck.errors import InputError
 
-PROFILE_FIELDS = "id, title, category, purpose, extends, python, requirements, constraints, required_modules, forbidden, gpu, platform, evidence_scope, docs, notes"
+PROFILE_FIELDS = (
+    "id, title, category, purpose, extends, python, requirements, constraints, required_modules, "
+    "forbidden, gpu, platform, evidence_scope, docs, notes"
+)
 
 
 def check(write_registry, profiles, **top) -> list[str]:
@@ -32,7 +35,8 @@ def test_unknown_keys_are_problems_not_exceptions(write_registry):
     ) == [
         f"TOP.reqs: unknown field (expected one of: {PROFILE_FIELDS})",
         "NESTED.forbidden[0].reasn: unknown field (expected one of: requirement, reason, use_instead)",
-        "GPU.gpu.min_cc: unknown field (expected one of: min_count, min_memory_gib, min_compute_capability, max_compute_capability, torch_cuda)",
+        "GPU.gpu.min_cc: unknown field (expected one of: min_count, min_memory_gib, "
+        "min_compute_capability, max_compute_capability, torch_cuda)",
     ]
 
 
@@ -47,7 +51,8 @@ def test_wrong_types_and_enum_values(write_registry):
         ],
     ) == [
         "T.python: expected `str | null`, got `float`",
-        "E.evidence_scope: invalid enum value 'cloud' (expected one of: cpu-smoke, single-gpu, multi-gpu, serving)",
+        "E.evidence_scope: invalid enum value 'cloud' (expected one of: cpu-smoke, single-gpu, "
+        "multi-gpu, serving)",
         "profiles[2].id: missing required field",
         "profiles[3].(profile): expected a JSON object, got a string",
     ]
@@ -126,9 +131,12 @@ def test_ranges_left_empty_by_layering(write_registry):
             {"id": "CONS", "requirements": ["torch==2.8.0"], "constraints": ["torch>=2.9"]},
         ],
     ) == [
-        "CHILD.python: no Python version satisfies '<3.12,>=3.13' after layering (BASE: >=3.13; CHILD: <3.12)",
-        "CHILD.requirements: torch: no version satisfies '<2.5,>=2.6' after layering (BASE: >=2.6; CHILD: <2.5)",
-        "CONS.constraints: torch: the constraint '>=2.9' excludes every version the requirement 'torch==2.8.0' admits",
+        "CHILD.python: no Python version satisfies '<3.12,>=3.13' after layering (BASE: >=3.13; "
+        "CHILD: <3.12)",
+        "CHILD.requirements: torch: no version satisfies '<2.5,>=2.6' after layering (BASE: "
+        ">=2.6; CHILD: <2.5)",
+        "CONS.constraints: torch: the constraint '>=2.9' excludes every version the requirement "
+        "'torch==2.8.0' admits",
     ]
 
 
@@ -236,8 +244,10 @@ def test_user_registry_over_builtin_validates_against_it(write_registry):
         ]
     )
     assert [str(p) for p in validate(str(path))] == [
-        f"{path}: MY-BAD.requirements: torch: no version satisfies '<2.5,<3,>=2.6' after layering (LAYER-TORCH: <3,>=2.6; MY-BAD: <2.5)",
-        f"{path}: MY-BAD.forbidden: bitsandbytes: required as 'bitsandbytes' but the profile forbids 'bitsandbytes'",
+        f"{path}: MY-BAD.requirements: torch: no version satisfies '<2.5,<3,>=2.6' after "
+        "layering (LAYER-TORCH: <3,>=2.6; MY-BAD: <2.5)",
+        f"{path}: MY-BAD.forbidden: bitsandbytes: required as 'bitsandbytes' but the profile "
+        "forbids 'bitsandbytes'",
     ]
 
 

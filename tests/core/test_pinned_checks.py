@@ -144,7 +144,8 @@ def test_gpu004_visible_v100_blocks_while_the_h100_is_hidden():
         "gpu-arch-unsupported",
     )
     assert o.observed == (
-        f"Tesla V100-SXM2-32GB (CC 7.0); torch 2.13.0 (CUDA 13.0) carries {CU130_ARCHS} [knowledge table (PT-REL)]"
+        f"Tesla V100-SXM2-32GB (CC 7.0); torch 2.13.0 (CUDA 13.0) carries {CU130_ARCHS} "
+        "[knowledge table (PT-REL)]"
     )
     assert o.expected == "a build with sm_70 (or an older sm_7x / PTX <= 7.0)"
     assert o.fix.startswith("Install a torch build that covers CC 7.0: ")
@@ -164,7 +165,10 @@ def test_gpu004_nothing_visible_is_skipped():
 
 
 # ---------------------------------------------------------------- GPU001 when the GPU facts failed
-NVML_FIX = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
+NVML_FIX = (
+    "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library "
+    "mismatch), then re-run"
+)
 
 
 @pytest.mark.parametrize(

@@ -180,7 +180,8 @@ def _rows(report: dict) -> list[str]:
         report["checks"], key=lambda c: (order[c["verdict"]], c.get("consequence_of") is not None, c["id"])
     )
     return [
-        f"| {c['id']} {esc(c['title'])} | {verdict(c)} | {esc(c['subject'])} | {esc(c['observed'] or c['reason'])} "
+        f"| {c['id']} {esc(c['title'])} | {verdict(c)} | {esc(c['subject'])} | "
+        f"{esc(c['observed'] or c['reason'])} "
         f"| {esc(c['expected'])} | {esc(c['fix'])} |"
         for c in checks
     ]

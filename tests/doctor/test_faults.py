@@ -88,7 +88,8 @@ def test_requires_python_violated(env):
 @pytest.mark.parametrize(
     "tag",
     [
-        f"cp{sys.version_info.major}{sys.version_info.minor - 1}-cp{sys.version_info.major}{sys.version_info.minor - 1}-manylinux_2_17_x86_64",
+        f"cp{sys.version_info.major}{sys.version_info.minor - 1}-"
+        f"cp{sys.version_info.major}{sys.version_info.minor - 1}-manylinux_2_17_x86_64",
         f"{PY_TAG}-{PY_TAG}-macosx_11_0_arm64",
         f"{PY_TAG}-{PY_TAG}-win_amd64",
     ],

@@ -74,7 +74,8 @@ def planted_repo(tmp_path):
             f'GH = "{s["github"]}"\n'
             f'PAT = "{s["github_pat"]}"\n'
         ),
-        ".env": f"WANDB_API_KEY={s['wandb']}\nAWS_ACCESS_KEY_ID={s['aws_id']}\naws_secret_access_key = {s['aws_secret']}\n",
+        ".env": f"WANDB_API_KEY={s['wandb']}\nAWS_ACCESS_KEY_ID={s['aws_id']}\n"
+        f"aws_secret_access_key = {s['aws_secret']}\n",
         "deploy/id_rsa": "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEow...\n-----END RSA PRIVATE KEY-----\n",
         "home/.netrc": f"machine example.org\n  login me\n  password {s['netrc']}\n",
         # near-misses for HYG001
@@ -104,7 +105,8 @@ def planted_repo(tmp_path):
                     [{"output_type": "stream", "name": "stdout", "text": [f"token: {s['notebook']}\n"]}],
                 ),
                 code_cell(
-                    "%pip install transformers\nm = AutoModel.from_pretrained('org/x', trust_remote_code=True)"
+                    "%pip install transformers\n"
+                    "m = AutoModel.from_pretrained('org/x', trust_remote_code=True)"
                 ),
             ]
         ),
@@ -126,8 +128,10 @@ def planted_repo(tmp_path):
         "src/load.py": (
             "from transformers import AutoModel\n"
             "a = AutoModel.from_pretrained('org/x', trust_remote_code=True)\n"
-            "b = AutoModel.from_pretrained(\n    'org/x',\n    trust_remote_code=True,\n    revision='0f1e2d3c4b5a69788796a5b4c3d2e1f0a1b2c3d4',\n)\n"
-            f"c = AutoModel.from_pretrained('org/x', trust_remote_code=True, revision='main', token='{s['hf']}')\n"
+            "b = AutoModel.from_pretrained(\n    'org/x',\n    trust_remote_code=True,\n"
+            "    revision='0f1e2d3c4b5a69788796a5b4c3d2e1f0a1b2c3d4',\n)\n"
+            "c = AutoModel.from_pretrained('org/x', trust_remote_code=True, revision='main', "
+            f"token='{s['hf']}')\n"
         ),
         # a file in the work tree that git does not track: never scanned in git mode
         "untracked-notes.txt": f"{s['hf']}\n",

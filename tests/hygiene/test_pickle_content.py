@@ -303,7 +303,8 @@ def test_cli_text_and_json(hostile_repo, cli):
         "found_in": "pickle protocol 5",
     }
     assert latest["fix"] == (
-        "do not load it: take it out with `git rm -r --cached -- models/latest` and find out where it came from"
+        "do not load it: take it out with `git rm -r --cached -- models/latest` and find out "
+        "where it came from"
     )
     assert not (hostile_repo / "pwned").exists()
 

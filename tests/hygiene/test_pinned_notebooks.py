@@ -102,7 +102,7 @@ def test_notebook_output_fix_clears_that_notebook(tmp_path):
     )
     [c] = [c for c in scan(str(tmp_path)).checks if c.id == "HYG005"]
     assert (
-        c.fix
-        == "revoke the Hugging Face token, then clear the outputs: jupyter nbconvert --clear-output --inplace 'my nb.ipynb'"
+        c.fix == "revoke the Hugging Face token, then clear the outputs: jupyter nbconvert "
+        "--clear-output --inplace 'my nb.ipynb'"
     )
     assert TOKEN not in json.dumps([c.observed, c.fix, c.evidence])

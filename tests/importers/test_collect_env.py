@@ -167,7 +167,8 @@ def test_fragment_without_header_is_refused_in_one_line():
 
 def test_find_block_in_issue_body_with_traceback():
     body = (
-        '### Describe the bug\nTraceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: CUDA error\n\n'
+        '### Describe the bug\nTraceback (most recent call last):\n  File "x.py", line 1\n'
+        "RuntimeError: CUDA error\n\n"
         "### Versions\n"
         + (DATA / "torch13-8gpu.txt").read_text().replace("```\n", "", 1)
         + "```\n\nThanks!\n"
@@ -182,7 +183,10 @@ def test_find_block_in_issue_body_with_traceback():
 
 
 def test_find_block_quoted_reply():
-    text = "> PyTorch version: 2.4.0+cu121\n> Is debug build: False\n> CUDA used to build PyTorch: 12.1\n>\n> OS: Ubuntu 22.04.4 LTS (x86_64)\n\nmy reply"
+    text = (
+        "> PyTorch version: 2.4.0+cu121\n> Is debug build: False\n"
+        "> CUDA used to build PyTorch: 12.1\n>\n> OS: Ubuntu 22.04.4 LTS (x86_64)\n\nmy reply"
+    )
     block = find_collect_env_block(text)
     assert block.splitlines()[0] == "PyTorch version: 2.4.0+cu121" and "my reply" not in block
     assert block.splitlines()[-1] == "OS: Ubuntu 22.04.4 LTS (x86_64)"

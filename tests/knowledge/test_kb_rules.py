@@ -75,11 +75,13 @@ def test_signatures_are_tolerant_of_wording_variants():
     )
     assert matches(
         KB.rule("KB015"),
-        "ImportError: tokenizers>=0.11.1,!=0.11.3,<0.14 is required for a normal functioning of this module, but found tokenizers==0.15.0.",
+        "ImportError: tokenizers>=0.11.1,!=0.11.3,<0.14 is required for a normal functioning of "
+        "this module, but found tokenizers==0.15.0.",
     )
     assert matches(KB.rule("KB012"), "Disabling PyTorch because PyTorch >= 2.4 is required but found 2.3.1")
     assert matches(KB.rule("KB024"), "undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12")
     assert matches(
         KB.rule("KB006"),
-        "ImportError: /x/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+        "ImportError: /x/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: "
+        "_ZN5torch3jit17parseSchemaOrNameERKSsb",
     )

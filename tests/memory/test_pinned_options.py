@@ -11,7 +11,7 @@ import pytest
 from .conftest import CONFIGS
 
 P = 494_032_768
-L, H, I, KV_HEADS, HEAD_DIM, V = 24, 896, 4864, 2, 64, 151_936
+L, H, I, KV_HEADS, HEAD_DIM, V = 24, 896, 4864, 2, 64, 151_936  # noqa: E741 (I: the MLP width)
 KV_PER_TOKEN = 2 * L * KV_HEADS * HEAD_DIM  # elements: K and V of every layer
 GIB = 1024**3
 # (in, out) of the seven Linear layers of one decoder layer: q, k, v, o, gate, up, down

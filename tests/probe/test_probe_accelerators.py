@@ -82,7 +82,8 @@ def install(monkeypatch, module):
 
 def test_driver_from_sysfs_then_procfs(fake_fs):
     (fake_fs / "proc_version").write_text(
-        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024\nGCC version:  gcc version 9.4.0\n"
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024\n"
+        "GCC version:  gcc version 9.4.0\n"
     )
     looked = []
     assert acc.driver_from_files(looked) == ("470.256.02", "procfs")
@@ -184,7 +185,8 @@ def test_nvidia_smi_fallback_when_nvml_missing_but_driver_present(fake_fs, monke
         if any(a.startswith("--query-gpu") for a in argv):
             return Completed(
                 0,
-                "0, GPU-6f1a, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n1, GPU-7a2b, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n",
+                "0, GPU-6f1a, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n"
+                "1, GPU-7a2b, Tesla V100-SXM2-32GB, 32510, 7.0, [N/A]\n",
                 "",
             )
         return Completed(

@@ -11,7 +11,8 @@ from stackcheck.probe import platform as plat
 def test_os_release_parsing(tmp_path):
     f = tmp_path / "os-release"
     f.write_text(
-        'NAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\nPRETTY_NAME="Ubuntu 24.04.3 LTS"\n# comment\ngarbage line\n'
+        'NAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\nPRETTY_NAME="Ubuntu 24.04.3 LTS"\n'
+        "# comment\ngarbage line\n"
     )
     assert plat.read_os_release([str(tmp_path / "missing"), str(f)]) == {
         "NAME": "Ubuntu",

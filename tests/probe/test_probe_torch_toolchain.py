@@ -73,7 +73,10 @@ def test_real_cpu_wheel_version_file(tmp_path):
 
 def test_code_in_version_file_is_never_executed(tmp_path):
     marker = tmp_path / "ran"
-    text = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n__version__ = '2.0.0'\ncuda = __import__('os').getcwd()\n"
+    text = (
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n__version__ = '2.0.0'\n"
+        "cuda = __import__('os').getcwd()\n"
+    )
     sec = tp.collect(_ctx(_site(tmp_path, text)))
     assert sec.version == "2.0.0" and sec.cuda is None and not marker.exists()
 
@@ -104,7 +107,8 @@ def _fake_torch_pkg(tmp_path, is_available):
     (pkg / "backends" / "cudnn").mkdir(parents=True)
     (pkg / "__init__.py").write_text("from . import cuda, backends\n")
     (pkg / "cuda" / "__init__.py").write_text(
-        f"def is_available(): return {is_available}\ndef device_count(): return 2\ndef get_arch_list(): return ['sm_80', 'sm_90']\n"
+        f"def is_available(): return {is_available}\ndef device_count(): return 2\n"
+        "def get_arch_list(): return ['sm_80', 'sm_90']\n"
     )
     (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
     (pkg / "backends" / "cudnn" / "__init__.py").write_text(

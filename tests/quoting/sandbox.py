@@ -140,11 +140,7 @@ def parse(text: str, *, in_backticks: bool = False) -> tuple[list[tuple[str, obj
 
 def tokens_in_command(tokens) -> bool:
     """Whether the current simple command already has a word (so ``=`` is not an assignment)."""
-    for kind, value in reversed(tokens):
-        if kind == "op":
-            return False
-        return True
-    return False
+    return bool(tokens) and tokens[-1][0] != "op"
 
 
 def simple_commands(tokens) -> tuple[list[list[str]], list[str]]:

@@ -552,7 +552,8 @@ def loaded_inputs(p: Planted) -> None:
             out.blobs["record secret label: stderr"]
             .decode()
             .endswith(
-                "run_label: looks like it holds a credential; names are printed and stored, keep secrets out\n"
+                "run_label: looks like it holds a credential; names are printed and stored, "
+                "keep secrets out\n"
             )
         )
         assert rec["backend"]["args"] == {

@@ -37,8 +37,8 @@ def test_ledger_dir_that_is_a_file_is_one_line(sc, tmp_path, command):
     code, out, err = sc(command, *extra, "--ledger-dir", "f")
     assert (code, out) == (2, "")
     assert (
-        err
-        == "stackcheck: error: f: exists and is not a directory (expected the ledger directory, --ledger-dir)\n"
+        err == "stackcheck: error: f: exists and is not a directory (expected the ledger directory, "
+        "--ledger-dir)\n"
     )
 
 
@@ -47,8 +47,8 @@ def test_ledger_dir_below_a_file_is_one_line(sc, tmp_path):
     code, out, err = sc("list", "--ledger-dir", "f/sub")
     assert (code, out) == (2, "")
     assert (
-        err
-        == "stackcheck: error: f/sub: f is a file, not a directory (expected the ledger directory, --ledger-dir)\n"
+        err == "stackcheck: error: f/sub: f is a file, not a directory (expected the ledger directory, "
+        "--ledger-dir)\n"
     )
 
 

@@ -420,7 +420,8 @@ def judge_roundtrip(saved: ChildRun, loaded: ChildRun | None, needs: Needs) -> C
         return _result(
             "ACC004",
             "blocked",
-            observed=f"outputs after reloading differ (max |diff| {f['max_abs_diff']:.3g}, {f['tensors']}/{s['tensors']} tensors)",
+            observed=f"outputs after reloading differ (max |diff| {f['max_abs_diff']:.3g}, "
+            f"{f['tensors']}/{s['tensors']} tensors)",
             expected="bit-identical outputs from the reloaded weights",
             fix=reinstall,
             evidence=evidence,
@@ -428,6 +429,7 @@ def judge_roundtrip(saved: ChildRun, loaded: ChildRun | None, needs: Needs) -> C
     return _result(
         "ACC004",
         "ok",
-        observed=f"{s['tensors']} tensors ({s['bytes']} bytes, safetensors {s['safetensors']}) reloaded in a fresh process: outputs bit-identical",
+        observed=f"{s['tensors']} tensors ({s['bytes']} bytes, safetensors {s['safetensors']}) reloaded "
+        "in a fresh process: outputs bit-identical",
         evidence=evidence,
     )

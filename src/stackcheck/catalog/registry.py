@@ -66,11 +66,13 @@ def _add(entries: dict[str, Entry], registry: Registry, file: str, replace: set[
         identifiers.require(profile.id, f"{file}: profiles[{index}].id")
         if profile.id in seen:
             raise InputError(
-                f"{file}: profiles[{index}].id: duplicate profile ID {profile.id!r} (also profiles[{seen[profile.id]}])"
+                f"{file}: profiles[{index}].id: duplicate profile ID {profile.id!r} (also "
+                f"profiles[{seen[profile.id]}])"
             )
         if profile.id in entries and profile.id not in replace:
             raise InputError(
-                f"{file}: profiles[{index}].id: profile ID {profile.id!r} is also defined in {entries[profile.id].file}"
+                f"{file}: profiles[{index}].id: profile ID {profile.id!r} is also defined in "
+                f"{entries[profile.id].file}"
             )
         seen[profile.id] = index
         entries[profile.id] = Entry(profile, file, index)

@@ -343,7 +343,8 @@ def _resolved_problems(profile: Profile, layers: list[Profile]) -> list[tuple[tu
                     (
                         (field, key[0]),
                         field,
-                        f"{req.name}: no version satisfies {str(req.specifier)!r} after layering ({contributions(field, key)})",
+                        f"{req.name}: no version satisfies {str(req.specifier)!r} after layering "
+                        f"({contributions(field, key)})",
                     )
                 )
             elif (
@@ -355,7 +356,8 @@ def _resolved_problems(profile: Profile, layers: list[Profile]) -> list[tuple[tu
                     (
                         (field, key[0]),
                         field,
-                        f"{req.name}: the constraint {str(req.specifier)!r} excludes every version the requirement {str(required[key[0]])!r} admits",
+                        f"{req.name}: the constraint {str(req.specifier)!r} excludes every "
+                        f"version the requirement {str(required[key[0]])!r} admits",
                     )
                 )
     for f in profile.forbidden:

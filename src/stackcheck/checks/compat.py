@@ -117,7 +117,8 @@ def cuda_driver(ctx) -> Iterator[Outcome]:
         fix = f"Upgrade the NVIDIA driver to >= {req.toolkit_driver}" + (
             f", or install this torch's build for an older CUDA: {alt}"
             if alt
-            else "; where you cannot (hosted notebooks), avoid paths that JIT-compile PTX (torch.compile, Triton kernels)"
+            else "; where you cannot (hosted notebooks), avoid paths that JIT-compile PTX "
+            "(torch.compile, Triton kernels)"
         )
         yield warning(
             observed + f": compatibility mode (>= {req.mvc_floor} floor met)",
@@ -139,7 +140,8 @@ SASS sm_XY runs on CC X.z when z >= Y (same major); PTX compute_XY is JIT-compil
 CC >= X.Y; arch-specific targets (sm_90a) are not forward compatible. Otherwise every kernel
 fails with "no kernel image is available for execution on the device" -> blocked. Typical:
 RTX 50xx / B200 on builds before cu128 (torch < 2.7), GTX 10xx / P100 / V100 on CUDA 13
-builds and on the cu128 builds of 2.7 and 2.11+ (2.8-2.10 cu128 still carry Volta). The arch list comes from torch.cuda.get_arch_list() with --deep, else from the
+builds and on the cu128 builds of 2.7 and 2.11+ (2.8-2.10 cu128 still carry Volta). The arch list comes from \
+torch.cuda.get_arch_list() with --deep, else from the
 knowledge table for (torch release, CUDA build) — released wheels only: source, NGC and nightly
 builds are skipped without --deep; rows marked unverified (inferred, not read from a build)
 give a warning instead of blocked. Fix: the exact torch build (index URL) that covers every GPU.""",
@@ -168,7 +170,8 @@ def gpu_archs(ctx) -> Iterator[Outcome]:
             else "not in the tables"
         )
         yield skipped(
-            f"the architectures of torch {build.version} (CUDA {build.cuda}): {why}; --deep reads them from torch"
+            f"the architectures of torch {build.version} (CUDA {build.cuda}): {why}; --deep "
+            "reads them from torch"
         )
         return
     archs, source, verified = found
@@ -187,7 +190,8 @@ def gpu_archs(ctx) -> Iterator[Outcome]:
         install = install_torch(ctx, kb, build, driver=snap.accelerators.driver_version or None, ccs=ccs)
         verdict = blocked if verified else warning
         yield verdict(
-            f"{name} (CC {cc}); torch {build.version} (CUDA {build.cuda}) carries {' '.join(archs)} [{source}]",
+            f"{name} (CC {cc}); torch {build.version} (CUDA {build.cuda}) carries "
+            f"{' '.join(archs)} [{source}]",
             f"a build with sm_{cc.replace('.', '')} (or an older sm_{cc.split('.')[0]}x / PTX <= {cc})",
             f"Install a torch build that covers CC {cc}: {pip_command(install)}"
             if install

@@ -105,7 +105,8 @@ def requires_python(ctx):
         if not spec.contains(version, prereleases=True):
             bad += 1
             yield blocked(
-                observed=f"{dist.name} {dist.version} requires Python {dist.requires_python} (in {dist.location})",
+                observed=f"{dist.name} {dist.version} requires Python {dist.requires_python} (in "
+                f"{dist.location})",
                 expected=f"Python {version} admitted",
                 fix=with_note(
                     ctx.pip_install("--force-reinstall", dist.name), f"picks a release for Python {version}"
@@ -140,7 +141,8 @@ def wheel_tags(ctx):
             py = ctx.snapshot.python
             yield blocked(
                 observed=f"{dist.name} {dist.version} is built for {', '.join(dist.wheel_tags)}",
-                expected=f"a wheel for {py.implementation or 'CPython'} {py.version} ({py.soabi or py.platform_tag})",
+                expected=f"a wheel for {py.implementation or 'CPython'} {py.version} "
+                f"({py.soabi or py.platform_tag})",
                 fix=ctx.pip_install("--force-reinstall", "--no-deps", f"{dist.name}=={dist.version}"),
                 subject=normalize_name(dist.name),
             )
@@ -284,7 +286,8 @@ def mixed_builds(ctx):
         if pins:
             found += 1
             yield blocked(
-                observed=f"{comp.name} {comp.version} is built for {pins[0].requirement}, but torch is {torch.version}",
+                observed=f"{comp.name} {comp.version} is built for {pins[0].requirement}, but torch is "
+                f"{torch.version}",
                 expected=f"the {comp.name} release built for torch {torch_base}",
                 fix=ctx.pip_install(f"torch=={torch.version}", comp.name),
                 subject=name,
@@ -292,7 +295,8 @@ def mixed_builds(ctx):
         elif label_t and label_c and label_t != label_c:
             found += 1
             yield blocked(
-                observed=f"{comp.name} {comp.version} (+{label_c}) next to torch {torch.version} (+{label_t})",
+                observed=f"{comp.name} {comp.version} (+{label_c}) next to torch {torch.version} "
+                f"(+{label_t})",
                 expected=f"{comp.name} of the same variant, +{label_t}",
                 fix=ctx.pip_install(
                     f"torch=={torch.version}",
@@ -313,8 +317,8 @@ def mixed_builds(ctx):
             found += 1
             names = sorted(d.name for d in stray)
             yield warning(
-                observed=f"CUDA {major} torch build ({torch.version}) with CUDA runtime wheels of another major: "
-                + ", ".join(f"{d.name} {d.version}" for d in sorted(stray, key=lambda d: d.name)),
+                observed=f"CUDA {major} torch build ({torch.version}) with CUDA runtime wheels of another "
+                "major: " + ", ".join(f"{d.name} {d.version}" for d in sorted(stray, key=lambda d: d.name)),
                 expected=f"only CUDA {major} runtime wheels",
                 fix=ctx.pip_uninstall(*names),
                 subject="nvidia-runtime-wheels",

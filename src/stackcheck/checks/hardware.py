@@ -65,7 +65,10 @@ def _no_gpu_outcome(ctx, need: str):
     if acc.status in ("failed", "timeout") or (acc.error and not acc.gpus):  # e.g. driver/library mismatch
         status = f" ({acc.status})" if acc.status != "ok" else ""
         observed = f"GPU facts could not be gathered{status}: {acc.error or 'no detail'}"
-        fix = "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library mismatch), then re-run"
+        fix = (
+            "fix the driver problem shown (e.g. reboot after a driver upgrade for a driver/library "
+            "mismatch), then re-run"
+        )
     else:
         observed = "no NVIDIA GPU found" + (
             f" (looked at {', '.join(acc.looked_for)})" if acc.looked_for else ""
@@ -126,7 +129,8 @@ def gpu_count(ctx):
 Compares each visible GPU's total memory with the profile's gpu.min_memory_gib. The
 threshold is per device: model and KV cache must fit on each GPU unless the experiment
 shards them. Reported totals sit below the marketed size (an 80 GB H100 reports 79.6 GiB),
-so 3 % below the threshold still passes. Fix: a larger GPU, or a profile sized for this one (see `stackcheck memory`
+so 3 % below the threshold still passes. Fix: a larger GPU, or a profile sized for this one \
+(see `stackcheck memory`
 for what the model needs).""",
 )
 def gpu_memory(ctx):
@@ -277,7 +281,8 @@ def cpu_torch_on_gpu(ctx):
     wants_gpu = _gpu_profile(ctx) is not None
     outcome = blocked if wants_gpu else warning
     yield outcome(
-        observed=f"torch {t.version} is a CPU-only build, but {len(gpus)} NVIDIA GPU(s) are present ({gpus[0].name})",
+        observed=f"torch {t.version} is a CPU-only build, but {len(gpus)} NVIDIA GPU(s) are present "
+        f"({gpus[0].name})",
         expected="a CUDA build of torch",
         fix=fix,
     )

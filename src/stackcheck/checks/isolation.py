@@ -80,7 +80,10 @@ def _unset_fix(origin: str, entry: str) -> str:
     if origin.startswith("the user site"):
         no_user_site = code(command("export", "PYTHONNOUSERSITE=1"))
         return f"set {no_user_site} in the shell, or move those packages into this environment"
-    return f"recreate the environment without --system-site-packages (include-system-site-packages = false in pyvenv.cfg) so {entry} is not on sys.path"
+    return (
+        "recreate the environment without --system-site-packages (include-system-site-packages = "
+        f"false in pyvenv.cfg) so {entry} is not on sys.path"
+    )
 
 
 @check(
@@ -131,7 +134,10 @@ def duplicates(ctx):
             )
             for d in copies
         )
-        observed = f"{len(copies)} copies of {first.name}: {listed}. importlib.metadata / pip list report {first.version}"
+        observed = (
+            f"{len(copies)} copies of {first.name}: {listed}. importlib.metadata / pip list report "
+            f"{first.version}"
+        )
         if loads:
             observed += f"; `import` loads {loads}"
         if own is not None and own is not first:
@@ -235,7 +241,8 @@ def path_pollution(ctx):
         if own and minor and minor != own and origin:
             found += 1
             yield blocked(
-                observed=f"{entry} (Python {minor[0]}.{minor[1]}) is on sys.path of a Python {own[0]}.{own[1]} interpreter, from {origin}"
+                observed=f"{entry} (Python {minor[0]}.{minor[1]}) is on sys.path of a Python "
+                f"{own[0]}.{own[1]} interpreter, from {origin}"
                 + (" — a ROS installation" if "/opt/ros/" in entry + "/" else ""),
                 expected=f"only Python {own[0]}.{own[1]} directories on sys.path",
                 fix=_unset_fix(origin, entry),
@@ -253,7 +260,8 @@ def path_pollution(ctx):
             found += 1
             count = sum(1 for d in ctx.snapshot.packages.distributions if _inside(d.location, entry))
             yield warning(
-                observed=f"user site {entry} ({count} distributions) is on sys.path of the environment {py.prefix}",
+                observed=f"user site {entry} ({count} distributions) is on sys.path of the environment "
+                f"{py.prefix}",
                 expected="a venv isolated from ~/.local",
                 fix=_unset_fix(origin, entry),
                 subject=entry,
@@ -268,7 +276,8 @@ def path_pollution(ctx):
                 continue
             found += 1
             yield warning(
-                observed=f"{entry} is on sys.path of the environment {py.prefix}, from {origin or 'the system site'}",
+                observed=f"{entry} is on sys.path of the environment {py.prefix}, from "
+                f"{origin or 'the system site'}",
                 expected=f"only {', '.join(own_sites) or py.prefix} as site directory",
                 fix=_unset_fix(origin or "site", entry),
                 subject=entry,
@@ -307,7 +316,8 @@ def active_environment(ctx):
         found += 1
         activate = command("source", posixpath.join(py.prefix, "bin", "activate"))
         yield warning(
-            observed=f"{var}={active} is active, but the checked interpreter {py.executable} belongs to {py.prefix}",
+            observed=f"{var}={active} is active, but the checked interpreter {py.executable} belongs to "
+            f"{py.prefix}",
             expected=f"{var} = {py.prefix}",
             fix=f"activate {py.prefix}: {code(activate)}, "
             f"or check the active one: {code(command('stackcheck', 'doctor', '--python', active))}",
@@ -321,7 +331,8 @@ def active_environment(ctx):
         if _env_root(p.interpreter) != _env_root(q.interpreter):
             found += 1
             yield warning(
-                observed=f"`{pip_name}` on PATH ({q.path}) installs for {q.interpreter}, but `{py_name}` on PATH is {p.interpreter}",
+                observed=f"`{pip_name}` on PATH ({q.path}) installs for {q.interpreter}, but `{py_name}` "
+                f"on PATH is {p.interpreter}",
                 expected=f"`{pip_name}` and `{py_name}` of one environment",
                 fix=f"install with {code(command(py_name, '-m', 'pip', 'install', '...'))} "
                 f"instead of {code(command(pip_name, 'install', '...'))}",

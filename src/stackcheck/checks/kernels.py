@@ -49,7 +49,8 @@ front ends search PATH), not the environment the kernel was meant for: packages 
 the venv are "missing" in the notebook. ipykernel's own spec inside an environment
 (`<prefix>/share/jupyter/kernels/python3`) is bare on purpose and only seen by that
 environment's Jupyter, so it is not reported. A warning, in doctor and in `kernel check`
-alike: such a kernel starts, it may just run the wrong environment. Fix: re-register the kernel from the intended interpreter
+alike: such a kernel starts, it may just run the wrong environment. Fix: re-register the kernel \
+from the intended interpreter
 (`/path/to/venv/bin/python -m ipykernel install --user --name NAME`), which writes its absolute
 path into argv.""",
 )
@@ -61,7 +62,8 @@ def bare_python(ctx):
     bad = [k for k in kernels if k.bare_python and not _inside_env(k, ctx.snapshot.python.prefix)]
     for k in bad:
         yield warning(
-            observed=f"kernel {k.name!r} ({k.path}) starts a bare {k.argv[0] if k.argv else 'python'!r}: it runs the Python of whichever Jupyter server or front end starts it"
+            observed=f"kernel {k.name!r} ({k.path}) starts a bare {k.argv[0] if k.argv else 'python'!r}: "
+            "it runs the Python of whichever Jupyter server or front end starts it"
             + (f" (on PATH now: {k.interpreter})" if k.interpreter else ""),
             expected="argv[0] an absolute interpreter path",
             fix=_register_fix(ctx, k),
@@ -90,7 +92,8 @@ def missing_interpreter(ctx):
     bad = [k for k in kernels if not k.interpreter_exists]
     for k in bad:
         yield blocked(
-            observed=f"kernel {k.name!r} ({k.path}) runs {k.interpreter or (k.argv[0] if k.argv else '?')}, which does not exist",
+            observed=f"kernel {k.name!r} ({k.path}) runs "
+            f"{k.interpreter or (k.argv[0] if k.argv else '?')}, which does not exist",
             expected="an existing interpreter",
             fix=f"remove it: {code(command('jupyter', 'kernelspec', 'remove', '-y', k.name))}, "
             f"or re-register it from an existing interpreter: {code(_register_fix(ctx, k))}",

@@ -94,7 +94,8 @@ def explain_text(rule: Rule) -> str:
     if rule.signatures:
         lines.append("Error texts it explains (RE2): " + " | ".join(rule.signatures))
     lines.append(
-        f"Severity: {rule.severity}; confidence: {rule.confidence}; category: {rule.category}; origin: {rule.origin}"
+        f"Severity: {rule.severity}; confidence: {rule.confidence}; category: {rule.category}; "
+        f"origin: {rule.origin}"
     )
     return "\n".join(lines)  # the sources travel as CheckSpec.sources; explain lists them
 

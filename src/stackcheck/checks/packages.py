@@ -16,7 +16,8 @@ def _where(dist) -> str:
 def _judge_requirements(ctx, texts, *, missing_is_problem: bool):
     if ctx.snapshot.packages.status not in ("ok",):
         yield skipped(
-            f"the snapshot has no package list ({ctx.snapshot.packages.status}, source {ctx.snapshot.packages.source or 'unknown'})"
+            f"the snapshot has no package list ({ctx.snapshot.packages.status}, source "
+            f"{ctx.snapshot.packages.source or 'unknown'})"
         )
         return
     idx = ctx.dist_index

@@ -73,7 +73,8 @@ def platform_constraints(ctx):
             yield blocked(
                 observed=f"glibc {plat.libc_version} ({plat.distro_name or plat.distro_id})",
                 expected=f"glibc >= {want.min_glibc}",
-                fix=f"use an OS image with glibc >= {want.min_glibc} (e.g. Ubuntu 22.04 has 2.35, Debian 12 has 2.36)",
+                fix=f"use an OS image with glibc >= {want.min_glibc} (e.g. Ubuntu 22.04 has 2.35, "
+                "Debian 12 has 2.36)",
                 subject="glibc",
             )
         else:

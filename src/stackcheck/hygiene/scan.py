@@ -177,7 +177,8 @@ class _Scan:
         fix = (
             f"do not load it: take it out with {code(self.remove(rel))} and find out where it came from"
             if any(pickles.is_dangerous(m, n) for m, n in unsafe)
-            else "re-save the tensors with safetensors.torch.save_file(model.state_dict(), ...) from a trusted copy; "
+            else "re-save the tensors with safetensors.torch.save_file(model.state_dict(), ...) from "
+            "a trusted copy; "
             f"or accept it with the line HYG006:{rel} in {IGNORE_FILE}"
         )
         evidence = {"imports": " ".join(f"{m}.{n}" for m, n in unsafe), "streams": str(scan.streams)}

@@ -329,7 +329,8 @@ def _accelerators(fields, gpu_lines) -> S.AcceleratorSection:
             source=SOURCE,
             looked_for=[
                 f"collect_env: Nvidia driver version: {said}",
-                f"collect_env: GPU models and configuration: {fields.get('GPU models and configuration', '(no line)').strip() or '(list)'}",
+                "collect_env: GPU models and configuration: "
+                f"{fields.get('GPU models and configuration', '(no line)').strip() or '(list)'}",
             ],
         )
     hip = _value(fields, "ROCM used to build PyTorch")

@@ -120,7 +120,8 @@ def _pin_conflicts(
                     problems.append(
                         (
                             want.field,
-                            f"{engine.text!r} cannot hold with {want.text!r}: {shown} (package metadata, {', '.join(rows[0].sources)})",
+                            f"{engine.text!r} cannot hold with {want.text!r}: {shown} (package "
+                            f"metadata, {', '.join(rows[0].sources)})",
                         )
                     )
     return problems
@@ -153,7 +154,8 @@ def _forbidden_via_pins(
                 problems.append(
                     (
                         "forbidden",
-                        f"{f.requirement!r} is forbidden, but the required {engine.text!r} installs it ({_pin_text(*pins[0])})",
+                        f"{f.requirement!r} is forbidden, but the required {engine.text!r} "
+                        f"installs it ({_pin_text(*pins[0])})",
                     )
                 )
     return problems
@@ -188,7 +190,8 @@ def _python_window(kb: Knowledge, profile: Profile, wanted: dict[str, list[Wante
             problems.append(
                 (
                     "python",
-                    f"python {profile.python!r} excludes every Python {what!r} supports ({', '.join(sorted(set(windows)))})",
+                    f"python {profile.python!r} excludes every Python {what!r} supports "
+                    f"({', '.join(sorted(set(windows)))})",
                 )
             )
     return problems
@@ -246,7 +249,8 @@ def _cuda_builds(
     return [
         (
             "gpu.torch_cuda",
-            f"torch_cuda {want!r}: no build of torch {names} (admitted by {why}) offers it; they offer CUDA {', '.join(offered)} (pytorch RELEASE.md)",
+            f"torch_cuda {want!r}: no build of torch {names} (admitted by {why}) offers it; they "
+            f"offer CUDA {', '.join(offered)} (pytorch RELEASE.md)",
         )
     ]
 

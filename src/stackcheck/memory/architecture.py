@@ -209,7 +209,8 @@ def from_config(cfg: Any, source: str = "config.json") -> Architecture:
     if head_dim is None:
         if hidden % heads:
             raise InputError(
-                f"{source}: field head_dim: missing, and hidden_size {hidden} is not a multiple of num_attention_heads {heads}"
+                f"{source}: field head_dim: missing, and hidden_size {hidden} is not a multiple "
+                f"of num_attention_heads {heads}"
             )
         head_dim = hidden // heads
     vocab = _positive(cfg, source, "vocab_size")

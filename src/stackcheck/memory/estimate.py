@@ -173,7 +173,8 @@ def _lora_params(a: Architecture, targets: list[str], rank: int) -> int:
     unknown = wanted - known - {"all-linear"}
     if unknown:
         raise InputError(
-            f"--lora-targets: {', '.join(sorted(unknown))} not in this model (its linear layers: {', '.join(sorted(known))}, or all-linear)"
+            f"--lora-targets: {', '.join(sorted(unknown))} not in this model (its linear layers: "
+            f"{', '.join(sorted(known))}, or all-linear)"
         )
     return sum(
         rank * (i + o) * copies
@@ -221,7 +222,8 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
         notes.append(f"--seq-len {seq:,} exceeds the model's max_position_embeddings {a.max_positions:,}")
     if a.assumed_layout:
         notes.append(
-            f"model_type {a.model_type!r} is not a known family: counted with the Llama layout (no biases, gated MLP)"
+            f"model_type {a.model_type!r} is not a known family: counted with the Llama layout "
+            "(no biases, gated MLP)"
         )
     notes += _dtype_notes(w)
 
@@ -243,7 +245,8 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
                 "runtime_overhead",
                 w.serve_non_torch_bytes,
                 f"{w.serve_non_torch_bytes / GIB:g} GiB per GPU",
-                "vLLM's non-torch memory: CUDA context, NCCL, CUDA graphs (0.13 GiB measured on H100; --non-torch-gib)",
+                "vLLM's non-torch memory: CUDA context, NCCL, CUDA graphs (0.13 GiB measured on "
+                "H100; --non-torch-gib)",
             )
         )
     else:
@@ -252,7 +255,8 @@ def estimate(a: Architecture, p: ParamCount, w: Workload) -> Estimate:
                 "runtime_overhead",
                 w.overhead_bytes,
                 f"{w.overhead_bytes / GIB:g} GiB per GPU",
-                "CUDA context, cuBLAS/cuDNN workspaces and allocator slack (0.3-2 GiB in practice; --overhead-gib to change)",
+                "CUDA context, cuBLAS/cuDNN workspaces and allocator slack (0.3-2 GiB in "
+                "practice; --overhead-gib to change)",
             )
         )
     total = sum(t.bytes for t in terms)
@@ -353,7 +357,8 @@ def _inference_terms(a: Architecture, w: Workload, s: int, sequences: int) -> li
                 "activations",
                 w.serve_activation_bytes,
                 f"{w.serve_activation_bytes / GIB:g} GiB per GPU",
-                "vLLM's profiled peak activation, logits included (4.8-7.4 GiB measured on H100 at max-model-len 16k; --serve-activation-gib)",
+                "vLLM's profiled peak activation, logits included (4.8-7.4 GiB measured on H100 "
+                "at max-model-len 16k; --serve-activation-gib)",
             )
         )
         return terms
@@ -363,7 +368,8 @@ def _inference_terms(a: Architecture, w: Workload, s: int, sequences: int) -> li
             "activations",
             s * w.batch * (2 * a.hidden + 3 * i_act) * d,
             f"s·b·(2h + 3·I) × {d:g} B = {s:,}·{w.batch}·(2·{a.hidden} + 3·{i_act}) × {d:g}",
-            "prefill of one batch, one layer live at a time (inference frees as it goes), Flash/SDPA attention (no s² matrix); I = active MLP width",
+            "prefill of one batch, one layer live at a time (inference frees as it goes), "
+            "Flash/SDPA attention (no s² matrix); I = active MLP width",
         )
     )
     terms.append(
@@ -390,7 +396,8 @@ def _training_activation_terms(a: Architecture, w: Workload, s: int) -> list[Ter
         act, af, aa = (
             34 * s * b * h * L,
             f"34·s·b·h·L = 34·{s}·{b}·{h}·{L}",
-            "no recomputation, 16-bit activations, Flash/SDPA attention (Korthikanti et al.; constants assume a 4h MLP and MHA, approximate for SwiGLU/GQA)",
+            "no recomputation, 16-bit activations, Flash/SDPA attention (Korthikanti et al.; "
+            "constants assume a 4h MLP and MHA, approximate for SwiGLU/GQA)",
         )
         if w.attention == "eager":
             act += 5 * a.heads * s * s * b * L
@@ -402,7 +409,8 @@ def _training_activation_terms(a: Architecture, w: Workload, s: int) -> list[Ter
             "logits",
             s * b * a.vocab * 4,
             f"s·b·V × 4 B = {s}·{b}·{a.vocab:,} × 4",
-            "fp32 logits of every position for the loss (the upcast copy is often larger than the activations for 150k vocabularies)",
+            "fp32 logits of every position for the loss (the upcast copy is often larger than "
+            "the activations for 150k vocabularies)",
         ),
     ]
 
@@ -484,8 +492,9 @@ def serving_budget(a: Architecture, w: Workload, weights_per_gpu: float, max_mod
         max_context_at_concurrency=min(per_req, cap),
         concurrency=w.concurrency,
         formula=(
-            f"KV budget = {w.utilization:g} × {total / GIB:.2f} GiB − weights {weights_per_gpu / GIB:.2f} GiB − "
-            f"peak activation {w.serve_activation_bytes / GIB:.2f} GiB − non-torch {w.serve_non_torch_bytes / GIB:.2f} GiB; "
+            f"KV budget = {w.utilization:g} × {total / GIB:.2f} GiB − weights {weights_per_gpu / GIB:.2f} GiB"
+            f" − peak activation {w.serve_activation_bytes / GIB:.2f} GiB"
+            f" − non-torch {w.serve_non_torch_bytes / GIB:.2f} GiB; "
             f"tokens = budget ÷ {per_token:,.0f} B/token, in blocks of {block}"
         ),
     )

@@ -96,9 +96,8 @@ class Distribution(msgspec.Struct, kw_only=True):
 class PackagesSection(Section, kw_only=True):
     distributions: list[Distribution] = []
     stray_entries: list[str] = []  # "~"-prefixed leftovers of interrupted installs in site dirs
-    import_origins: dict[
-        str, str
-    ] = {}  # import name several distributions install → file ``import`` loads (a directory: namespace package)
+    # import name several distributions install → file ``import`` loads (a directory: namespace package)
+    import_origins: dict[str, str] = {}
 
 
 class PlatformSection(Section, kw_only=True):
@@ -118,7 +117,9 @@ class PlatformSection(Section, kw_only=True):
 
 
 class HostedPlatform(msgspec.Struct, kw_only=True):
-    name: str  # colab | kaggle | sagemaker | modelscope | cnb | github-actions | ci | docker | podman | kubernetes | wsl | slurm
+    # colab | kaggle | sagemaker | modelscope | cnb | github-actions | ci | docker | podman | kubernetes
+    # | wsl | slurm
+    name: str
     signal: str  # what identified it, e.g. "COLAB_RELEASE_TAG is set"
     gpu_expected: bool | None = None  # False where the platform is known to offer no GPU here
 

@@ -140,7 +140,8 @@ def judge_kernel(spec: Kernelspec, env: dict[str, str], facts: InterpreterFacts 
                 "KERN001",
                 "ok",
                 k,
-                observed=f"bare {head!r} in {own}'s own data dir: jupyter_client runs that environment's interpreter",
+                observed=f"bare {head!r} in {own}'s own data dir: jupyter_client runs that environment's "
+                "interpreter",
             )
         )
     elif spec.bare_python or not os.path.isabs(head):

@@ -31,15 +31,18 @@ SMI_TIMEOUT_S = 5.0
 # NVML return codes (nvml.h) → what they mean for the user.
 NVML_EXPLAIN = {
     3: "NVML: not supported on this GPU or driver",
-    4: "NVML: no permission to query the GPUs (check /dev/nvidia* permissions or the container's device access)",
+    4: "NVML: no permission to query the GPUs (check /dev/nvidia* permissions or the container's "
+    "device access)",
     6: "NVML: GPU not found",
     9: "NVML: the NVIDIA kernel driver is not loaded (is an NVIDIA GPU present? try `sudo modprobe nvidia`)",
     10: "NVML: the driver did not answer in time",
-    12: "NVML: libnvidia-ml.so.1 not found (no NVIDIA driver installed, or the container was started without GPU access)",
+    12: "NVML: libnvidia-ml.so.1 not found (no NVIDIA driver installed, or the container was "
+    "started without GPU access)",
     13: "NVML: the driver is too old for this nvidia-ml-py (function not found)",
     15: "NVML: a GPU has fallen off the bus (GPU is lost; a reboot is usually needed)",
     17: "NVML: the operating system refused the request",
-    18: "NVML: driver/library version mismatch: the loaded kernel module and libnvidia-ml differ (the driver was upgraded without a reboot; reboot or reload the nvidia module)",
+    18: "NVML: driver/library version mismatch: the loaded kernel module and libnvidia-ml differ "
+    "(the driver was upgraded without a reboot; reboot or reload the nvidia module)",
 }
 _NO_DRIVER_CODES = (9, 12)  # "there is simply no NVIDIA driver here"
 

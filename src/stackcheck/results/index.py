@@ -77,7 +77,8 @@ _POINT_DECISION = (
     "INSERT INTO current_decisions (topic, event_id, created_at) VALUES (?, ?, ?)"
     " ON CONFLICT (topic) DO UPDATE SET event_id = excluded.event_id, created_at = excluded.created_at"
     " WHERE excluded.created_at > current_decisions.created_at"
-    " OR (excluded.created_at = current_decisions.created_at AND excluded.event_id > current_decisions.event_id)"
+    " OR (excluded.created_at = current_decisions.created_at AND excluded.event_id > "
+    "current_decisions.event_id)"
 )
 
 
@@ -176,7 +177,8 @@ class Index:
                 import psycopg
             except ImportError:
                 raise InputError(
-                    f"--ledger {redact(self.url)}: PostgreSQL needs psycopg: pip install 'stackcheck[postgres]'"
+                    f"--ledger {redact(self.url)}: PostgreSQL needs psycopg: pip install "
+                    "'stackcheck[postgres]'"
                 ) from None
             try:
                 self._conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)

@@ -85,7 +85,8 @@ def scope_conflicts(r: ResultRecord) -> list[str]:
         )
     elif scope == "multi-gpu" and gpus < 2:
         out.append(
-            f"scope: single-GPU evidence cannot stand for a multi-GPU claim (the snapshot has {gpus} visible GPU)"
+            "scope: single-GPU evidence cannot stand for a multi-GPU claim (the snapshot has "
+            f"{gpus} visible GPU)"
         )
     if (scope == "training" or r.workload.kind == "training") and r.backend.name in SERVING_BACKENDS:
         out.append(
@@ -184,7 +185,8 @@ def unreleased(r: ResultRecord) -> list[str]:
             out.append(f"snapshot: {dist.name} {dist.version} is not a released version")
         elif dist.editable or (dist.direct_url and "vcs_info" in dist.direct_url):
             out.append(
-                f"snapshot: {dist.name} is installed from a checkout ({'editable' if dist.editable else 'VCS'})"
+                f"snapshot: {dist.name} is installed from a checkout "
+                f"({'editable' if dist.editable else 'VCS'})"
             )
     return out
 

@@ -336,7 +336,8 @@ def hashed(artifact: Artifact, i: int, cwd: Path) -> Artifact:
     actual = h.hexdigest()
     if artifact.sha256 and artifact.sha256 != actual:
         raise Refused(
-            f"artifacts[{i}]: {artifact.path} has sha256 {actual[:16]}…, the result declares {artifact.sha256[:16]}…"
+            f"artifacts[{i}]: {artifact.path} has sha256 {actual[:16]}…, the result declares "
+            f"{artifact.sha256[:16]}…"
         )
     return msgspec.structs.replace(artifact, sha256=actual)
 
@@ -347,7 +348,8 @@ def resolve_git(declared: GitState | None, observed: GitState) -> GitState:
     if observed.commit:
         if declared is not None and declared.commit and declared.commit != observed.commit:
             raise InputError(
-                f"git.commit: the draft declares {declared.commit[:12]} but the working tree is at {observed.commit[:12]}"
+                f"git.commit: the draft declares {declared.commit[:12]} but the working tree is "
+                f"at {observed.commit[:12]}"
             )
         return observed
     if declared is not None:

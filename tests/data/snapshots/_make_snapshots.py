@@ -192,7 +192,8 @@ def torch_28(cp: str, local: str, pins: dict[str, str]) -> list[dict]:
 def torch_213(cp: str, cuda: bool) -> list[dict]:
     """torch 2.13.0: the +cpu wheel's METADATA verbatim; the PyPI (cu130) wheel adds cuda-toolkit."""
     cuda_reqs = [
-        f"cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.0.3; {LINUX_X86}",
+        "cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,"
+        f"cusparse,nvjitlink,nvrtc,nvtx]==13.0.3; {LINUX_X86}",
         f"cuda-bindings<14,>=13.0.3; {LINUX_X86}",
         f"nvidia-cudnn-cu13==9.20.0.48; {LINUX_X86}",
         f"nvidia-nccl-cu13==2.29.7; {LINUX_X86}",
@@ -350,7 +351,8 @@ def hf_2025(cp: str) -> list[dict]:
                 "requests",
                 "tqdm>=4.42.1",
                 "typing-extensions>=3.7.4.3",
-                'hf-xet<2.0.0,>=1.1.3; platform_machine == "x86_64" or platform_machine == "amd64" or platform_machine == "arm64" or platform_machine == "aarch64"',
+                'hf-xet<2.0.0,>=1.1.3; platform_machine == "x86_64" or platform_machine == '
+                '"amd64" or platform_machine == "arm64" or platform_machine == "aarch64"',
             ],
             top_level=["huggingface_hub"],
         ),
@@ -413,7 +415,8 @@ def hf_2026(cp: str) -> list[dict]:
                 "tqdm>=4.42.1",
                 "typer-slim",
                 "typing-extensions>=4.1.0",
-                'hf-xet<2.0.0,>=1.2.0; platform_machine == "x86_64" or platform_machine == "amd64" or platform_machine == "arm64" or platform_machine == "aarch64"',
+                'hf-xet<2.0.0,>=1.2.0; platform_machine == "x86_64" or platform_machine == '
+                '"amd64" or platform_machine == "arm64" or platform_machine == "aarch64"',
             ],
             top_level=["huggingface_hub"],
         ),
@@ -867,7 +870,8 @@ def colab_t4() -> dict:
             {
                 "COLAB_RELEASE_TAG": "release-colab_20251120-060052_RC00",
                 "COLAB_GPU": "1",
-                "PATH": "/opt/bin:/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/tools/node/bin:/tools/google-cloud-sdk/bin",
+                "PATH": "/opt/bin:/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:"
+                "/usr/sbin:/usr/bin:/sbin:/bin:/tools/node/bin:/tools/google-cloud-sdk/bin",
                 "LD_LIBRARY_PATH": "/usr/local/nvidia/lib:/usr/local/nvidia/lib64",
                 "PYTHONPATH": "/env/python",
                 "NVIDIA_VISIBLE_DEVICES": "all",
@@ -1211,7 +1215,8 @@ def ros_polluted() -> dict:
                 "PATH": f"{root}/bin:/opt/ros/humble/bin:/usr/local/bin:/usr/bin:/bin",
                 "VIRTUAL_ENV": root,
                 "PYTHONPATH": f"{ros}:{ros_local}",
-                "LD_LIBRARY_PATH": "/opt/ros/humble/opt/rviz_ogre_vendor/lib:/opt/ros/humble/lib/x86_64-linux-gnu:/opt/ros/humble/lib",
+                "LD_LIBRARY_PATH": "/opt/ros/humble/opt/rviz_ogre_vendor/lib:"
+                "/opt/ros/humble/lib/x86_64-linux-gnu:/opt/ros/humble/lib",
                 "ROS_DISTRO": "humble",
                 "AMENT_PREFIX_PATH": "/opt/ros/humble",
             }
@@ -1244,7 +1249,8 @@ def vllm_011_h100() -> dict:
                     "tokenizers>=0.21.1",
                     "protobuf",
                     "pydantic>=2.11.7",
-                    'xgrammar==0.1.25; platform_machine == "x86_64" or platform_machine == "aarch64" or platform_machine == "arm64"',
+                    'xgrammar==0.1.25; platform_machine == "x86_64" or platform_machine == '
+                    '"aarch64" or platform_machine == "arm64"',
                     "typing_extensions>=4.10",
                     "filelock>=3.16.1",
                     "msgspec",
