@@ -12,8 +12,8 @@ from packaging.utils import canonicalize_name
 
 from stackcheck import versions
 from stackcheck.catalog import load_catalog, validate
-from stackcheck.catalog.docs import render_index
 from stackcheck.environment import load_snapshot
+from stackcheck.render.profiles import index_markdown as render_index
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = ROOT / "tests" / "data" / "snapshots"

@@ -325,32 +325,7 @@ def _preflight(snapshot: Snapshot, profile: Profile | None, out: Path) -> CheckR
 
 def summary_text(report: Report, snapshot: Snapshot, profile: Profile | None) -> str:
     """The readable version report: what was checked, the versions that matter, the verdicts."""
-    from packaging.utils import canonicalize_name
+    from stackcheck.render.accept import accept_summary_text
 
-    from stackcheck.render.text import report_text
-
-    py = snapshot.python
-    installed = {canonicalize_name(d.name): d.version for d in snapshot.packages.distributions}
-    wanted = [canonicalize_name(n) for n in SUMMARY_PACKAGES] + (
-        sorted(requirement_names(profile)) if profile else []
-    )
-    names = [f"{n} {installed[n]}" for n in dict.fromkeys(wanted) if n in installed]
-    plat = snapshot.platform
-    torch = snapshot.torch
-    acc = snapshot.accelerators
-    lines = [
-        f"stackcheck accept  {snapshot.tool.captured_at}",
-        f"interpreter: {py.executable} (Python {py.version}, {py.env_kind or 'unknown env'})",
-        f"platform:    {plat.system or '?'} {plat.machine} {plat.distro_name}".rstrip()
-        + (f", {plat.libc_family} {plat.libc_version}" if plat.libc_family else ""),
-        f"packages:    {', '.join(names) or 'none of the usual ML packages'} ({len(installed)} distributions in snapshot.json)",
-        f"torch:       {torch.version or 'not installed'}"
-        + (f", CUDA build {torch.cuda}" if torch.cuda else (", CPU build" if torch.version else "")),
-        "GPUs:        "
-        + (", ".join(f"{g.name} ({g.compute_capability})" for g in acc.gpus) or "none found")
-        + (f", driver {acc.driver_version}" if acc.driver_version else ""),
-        "",
-        report_text(report, verbose=True).rstrip(),
-        "",
-    ]
-    return "\n".join(lines)
+    wanted = list(SUMMARY_PACKAGES) + (sorted(requirement_names(profile)) if profile else [])
+    return accept_summary_text(report, snapshot, wanted)

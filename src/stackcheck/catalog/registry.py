@@ -13,23 +13,13 @@ import msgspec
 
 from stackcheck import identifiers
 from stackcheck.errors import InputError
-from stackcheck.models.profile import Profile, Registry
+from stackcheck.models.profile import BASE_CATEGORY, Profile, ProfileSummary, Registry
+
+__all__ = ["BASE_CATEGORY", "ProfileSummary"]  # re-exported: they moved to models.profile
 
 REGISTRY_PATH = Path("requirements") / "environment-profiles.json"
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 BUILTIN = "built-in"
-BASE_CATEGORY = "base"  # hidden layers: resolvable, not listed by default
-
-
-class ProfileSummary(msgspec.Struct, kw_only=True):
-    """One row of a listing."""
-
-    id: str
-    title: str
-    category: str
-    evidence_scope: str
-    purpose: str
-    file: str  # where the profile is defined
 
 
 @dataclass(frozen=True)

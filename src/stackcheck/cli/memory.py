@@ -286,7 +286,7 @@ def memory(
         emit_json(result)
     else:
         from stackcheck.cli.common import echo_text, use_color
-        from stackcheck.memory.render import estimate_text
+        from stackcheck.render.memory import estimate_text
 
         color = use_color()
         echo_text(estimate_text(result, color=color), color)

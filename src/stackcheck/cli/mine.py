@@ -159,9 +159,9 @@ every attempt failed but too few were seen."""
 @json_option
 def rules(store, output, min_support, max_fp, confidence, as_markdown, as_json) -> None:
     """Build rules from everything in the store (set-based SQL over all runs)."""
-    from stackcheck.mining.report import summary_markdown, summary_text
     from stackcheck.mining.rules import MineOptions, build_rules
     from stackcheck.mining.store import MineStore
+    from stackcheck.render.mining import summary_markdown, summary_text
 
     with MineStore(store) as st:
         mined = build_rules(
@@ -203,7 +203,8 @@ Examples:
 @json_option
 def summary(rule_file, as_markdown, as_json) -> None:
     """The table of a mined rule file: rule, coverage, reproduce rate, false positives, scope."""
-    from stackcheck.mining.report import rows_of, summary_markdown, summary_text
+    from stackcheck.mining.report import rows_of
+    from stackcheck.render.mining import summary_markdown, summary_text
 
     rows = rows_of(_read_rules(rule_file))
     if as_json:

@@ -87,7 +87,7 @@ def _list_profiles(catalog, as_json: bool) -> None:
         keys = ("id", "category", "evidence_scope", "title", "purpose")
         emit_json({"registry": catalog.source, "profiles": [{k: getattr(r, k) for k in keys} for r in rows]})
         return
-    from stackcheck.cli.profiles import profile_table
+    from stackcheck.render.profiles import profile_table
 
     click.echo(f"profiles from {catalog.source}:")
     click.echo("\n".join(profile_table(rows)))

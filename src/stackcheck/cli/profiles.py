@@ -45,16 +45,9 @@ def list_(registry: str | None, include_bases: bool, as_json: bool) -> None:
         emit_json({"source": catalog.source, "digest": catalog.digest, "profiles": rows})
         return
     click.echo(f"profiles from {catalog.source} ({catalog.digest[:19]}…)")
+    from stackcheck.render.profiles import profile_table
+
     click.echo("\n".join(profile_table(rows)))
-
-
-def profile_table(rows) -> list[str]:
-    """The profile listing of ``profiles list`` and ``preflight --list-profiles``: a header,
-    then one aligned row per profile (ID, category, evidence scope, title)."""
-    table = [("ID", "CATEGORY", "SCOPE", "TITLE")]
-    table += [(r.id, r.category, r.evidence_scope, r.title) for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(3)]
-    return ["  " + "  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3] for row in table]
 
 
 @profiles.command()
@@ -80,69 +73,9 @@ def show(profile_id: str, registry: str | None, raw: bool, as_json: bool) -> Non
                 err=True,
             )
         return
-    click.echo(_render(profile, catalog.file(profile_id), raw), nl=False)
+    from stackcheck.render.profiles import profile_text
 
-
-def _render(profile, file: str, raw: bool) -> str:
-    from stackcheck import versions
-    from stackcheck.catalog.docs import device_scope
-
-    out = [f"{profile.id}: {profile.title}" if profile.title else profile.id]
-    if profile.purpose:
-        out.append(f"  {profile.purpose}")
-    out.append(f"  defined in {file}")
-    default_scope = raw and profile.evidence_scope == "cpu-smoke"
-    rows = [
-        ("category", profile.category or "–"),
-        (
-            "evidence",
-            "(default: cpu-smoke; a parent's scope wins)" if default_scope else profile.evidence_scope,
-        ),
-    ]
-    if raw:
-        rows.append(("extends", ", ".join(profile.extends) or "–"))
-    else:
-        rows.append(("layers", " → ".join(profile.layers)))
-    rows.append(
-        (
-            "python",
-            "(inherited)" if raw and profile.python is None else versions.describe(profile.python or ""),
-        )
-    )
-    rows.append(("device", "(inherited)" if raw and profile.gpu is None else device_scope(profile)))
-    if profile.platform:
-        p = profile.platform
-        bits = [", ".join(p.os) or "any OS", ", ".join(p.arch) or "any arch"] + (
-            [f"glibc ≥ {p.min_glibc}"] if p.min_glibc else []
-        )
-        rows.append(("platform", "; ".join(bits)))
-    out += [f"  {k:<9} {v}" for k, v in rows]
-    for title, items in (
-        ("requirements", profile.requirements),
-        ("constraints (judged when installed)", profile.constraints),
-    ):
-        if items:
-            out.append(f"{title}:")
-            out += [f"  {r}" for r in items]
-    if profile.required_modules:
-        out.append("importable modules: " + ", ".join(profile.required_modules))
-    if profile.forbidden:
-        out.append("forbidden:")
-        for f in profile.forbidden:
-            instead = f" (use {f.use_instead})" if f.use_instead else ""
-            out.append(f"  {f.requirement}{instead}: {f.reason}")
-    links = [
-        (k, v)
-        for k, v in (("quickstart", profile.docs.quickstart), ("assets", profile.docs.experiment_assets))
-        if v
-    ]
-    links += sorted(profile.docs.extra.items())
-    if links:
-        out.append("docs: " + ", ".join(f"{k} {v}" for k, v in links))
-    if profile.notes:
-        out.append("notes:")
-        out += [f"  - {n}" for n in profile.notes]
-    return "\n".join(out) + "\n"
+    click.echo(profile_text(profile, catalog.file(profile_id), raw), nl=False)
 
 
 @profiles.command()
@@ -229,16 +162,16 @@ def docs(registry: str | None, output: str | None) -> None:
     relative to FILE.
     """
     from stackcheck.catalog import load_catalog
-    from stackcheck.catalog.docs import render_index
+    from stackcheck.render.profiles import index_markdown
 
     catalog = load_catalog(registry)
     if output is None:
-        click.echo(render_index(catalog), nl=False)
+        click.echo(index_markdown(catalog), nl=False)
         return
     from stackcheck.fileio import atomic_write
 
     relative_to = os.path.relpath(os.path.dirname(os.path.abspath(output)))
-    atomic_write(output, render_index(catalog, relative_to=relative_to.replace(os.sep, "/")))
+    atomic_write(output, index_markdown(catalog, relative_to=relative_to.replace(os.sep, "/")))
     click.echo(f"wrote {output}", err=True)
 
 

@@ -247,14 +247,14 @@ def diff(a, b, varying, ledger, as_json):
     """What differs between two records (identity, environment, metrics), and whether their
     numbers may be compared. Exit 1 when they are not comparable."""
     from stackcheck.redaction import redact_value
+    from stackcheck.render.results import diff_text
     from stackcheck.results.compare import diff as diff_records
-    from stackcheck.results.compare import render
 
     d = redact_value(diff_records(ledger.get(a)[0], ledger.get(b)[0], list(varying)))
     if as_json:
         emit_json(d)
     else:
-        click.echo(render(d))
+        click.echo(diff_text(d))
     finish(0 if d.comparable else 1)
 
 

@@ -9,8 +9,7 @@ from functools import lru_cache
 from importlib import resources
 
 from stackcheck.errors import InputError
-
-GIB = 1024**3
+from stackcheck.models.memory import GIB
 
 _UNITS = {
     "": GIB,

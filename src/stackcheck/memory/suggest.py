@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from stackcheck.memory.architecture import Architecture, ParamCount
-from stackcheck.memory.estimate import QUANT_NOTE, Estimate, Suggestion, Workload, estimate
+from stackcheck.memory.estimate import QUANT_NOTE, estimate
+from stackcheck.models.memory import Estimate, Suggestion, Workload
 
 MIN_CONTEXT = 256  # a shorter context is not a next step worth offering
 MORE_GPUS = (2, 4, 8)

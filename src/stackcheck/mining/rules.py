@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import msgspec
-
 from stackcheck.mining.masks import template_regex
 from stackcheck.mining.scope import CellStat, ScopeResult, contrast
 from stackcheck.mining.signature import signature_key
 from stackcheck.mining.stats import REPRODUCIBLE, min_attempts, reproducibility, wilson_lower
 from stackcheck.mining.store import MineStore
+from stackcheck.models.mining import Dropped, MinedRules, SummaryRow
 from stackcheck.models.rule import Category, MinedCell, MinedStats, Rule, RuleSet
 
 __all__ = ["MineOptions", "MinedRules", "SummaryRow", "build_rules"]
@@ -36,44 +35,6 @@ class MineOptions:
     target: float = REPRODUCIBLE
     sim_th: float = 0.4  # Drain's similarity threshold for the messages
     merge_similarity: float = 0.75  # TF-IDF cosine from which two rules are suggested for merging
-
-
-class SummaryRow(msgspec.Struct, kw_only=True):
-    """One line of the table a maintainer reads."""
-
-    id: str
-    title: str
-    coverage: float
-    support: int
-    failure_rate: float
-    wilson_lower: float
-    attempts: int
-    reproducibility: str
-    false_positive_rate: float
-    scope: str
-    separated: bool
-    tests: list[str] = []
-
-
-class Dropped(msgspec.Struct, kw_only=True):
-    signature: str
-    template: str
-    reason: str
-
-
-class MinedRules(msgspec.Struct, kw_only=True):
-    """What ``mine rules`` produced: the rule set, its table, and what did not become a rule."""
-
-    store: str
-    jobs: int
-    failed_jobs: int
-    passing_jobs: int
-    runs: int
-    coverage: float  # share of failed jobs at least one rule explains
-    rules: RuleSet
-    summary: list[SummaryRow] = []
-    dropped: list[Dropped] = []
-    merge_suggestions: list[list[str]] = []  # [rule ID, rule ID, cosine]
 
 
 @dataclass

@@ -71,3 +71,17 @@ class Registry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     profiles: list[Profile] = []
     # A user registry may extend built-in profiles; set False to stand alone.
     include_builtin: bool = True
+
+
+BASE_CATEGORY = "base"  # hidden layers: resolvable, not listed by default
+
+
+class ProfileSummary(msgspec.Struct, kw_only=True):
+    """One row of a listing."""
+
+    id: str
+    title: str
+    category: str
+    evidence_scope: str
+    purpose: str
+    file: str  # where the profile is defined

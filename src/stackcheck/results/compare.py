@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
-from stackcheck.identifiers import printable
+from stackcheck.models.result_diff import Change, Diff, MetricChange, covered
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.results.contract import ResultRecord
 from stackcheck.results.identity import identity_fields, short
@@ -21,35 +19,6 @@ from stackcheck.results.ladder import relative_change
 
 # Fields that must match for comparability (prefixes of the flattened identity) besides hardware.
 MUST_MATCH = ("model.", "backend.", "workload.", "hardware")
-PACKAGE_LINES = 15  # package changes listed before "… and N more"
-
-
-class Change(msgspec.Struct, kw_only=True):
-    field: str
-    a: Any = None
-    b: Any = None
-
-
-class MetricChange(msgspec.Struct, kw_only=True):
-    name: str
-    unit: str = ""
-    a: float | None = None
-    b: float | None = None
-    relative: float | None = None  # (b - a) / |a|
-    a_cv: float | None = None
-    b_cv: float | None = None
-
-
-class Diff(msgspec.Struct, kw_only=True):
-    a: str
-    b: str
-    comparable: bool
-    varying: list[str] = []
-    blocking: list[str] = []  # identity / hardware fields that differ and are not under test
-    unused_varying: list[str] = []  # --varying fields that do not differ
-    identity: list[Change] = []
-    environment: list[Change] = []
-    metrics: list[MetricChange] = []
 
 
 def hardware(snapshot: Snapshot) -> str:
@@ -102,17 +71,11 @@ def _changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
     ]
 
 
-def _covered(field: str, varying: list[str]) -> bool:
-    return any(field == v or field.startswith(v + ".") for v in varying)
-
-
 def diff(a: ResultRecord, b: ResultRecord, varying: list[str] = ()) -> Diff:
     varying = list(varying)
     identity = _changes(_identity(a), _identity(b))
-    blocking = [
-        c.field for c in identity if c.field.startswith(MUST_MATCH) and not _covered(c.field, varying)
-    ]
-    unused = [v for v in varying if not any(_covered(c.field, [v]) for c in identity)]
+    blocking = [c.field for c in identity if c.field.startswith(MUST_MATCH) and not covered(c.field, varying)]
+    unused = [v for v in varying if not any(covered(c.field, [v]) for c in identity)]
     metrics = []
     for name in sorted(a.metrics.keys() | b.metrics.keys()):
         ma, mb = a.metrics.get(name), b.metrics.get(name)
@@ -138,56 +101,3 @@ def diff(a: ResultRecord, b: ResultRecord, varying: list[str] = ()) -> Diff:
         environment=_changes(environment(a.snapshot), environment(b.snapshot)),
         metrics=metrics,
     )
-
-
-def render(d: Diff) -> str:
-    """One screen: identity, environment, metrics, then the comparability verdict."""
-    lines = [f"results diff {d.a} → {d.b}", ""]
-    lines.append("identity:" if d.identity else "identity: same")
-    for c in d.identity:
-        mark = "  (under test)" if _covered(c.field, d.varying) else ""
-        lines.append(f"  {c.field}: {_fmt(c.a)} → {_fmt(c.b)}{mark}")
-    env = [c for c in d.environment if not c.field.startswith("package.")]
-    pkgs = [c for c in d.environment if c.field.startswith("package.")]
-    lines.append("environment:" if d.environment else "environment: same")
-    for c in env:
-        lines.append(f"  {c.field}: {_fmt(c.a)} → {_fmt(c.b)}")
-    if pkgs:
-        lines.append(f"  packages ({len(pkgs)} differ):")
-        for c in pkgs[:PACKAGE_LINES]:
-            lines.append(f"    {c.field.removeprefix('package.')}: {_fmt(c.a)} → {_fmt(c.b)}")
-        if len(pkgs) > PACKAGE_LINES:
-            lines.append(f"    … and {len(pkgs) - PACKAGE_LINES} more (--json lists all)")
-    lines.append("metrics:")
-    for m in d.metrics:
-        rel = f"  ({m.relative:+.1%})" if m.relative is not None else ""
-        cv = f"  cv {_pct(m.a_cv)} → {_pct(m.b_cv)}" if m.a_cv is not None or m.b_cv is not None else ""
-        lines.append(f"  {m.name}: {_fmt(m.a)} → {_fmt(m.b)} {m.unit}{rel}{cv}")
-    lines.append("")
-    if d.comparable:
-        under = f" (varying: {', '.join(d.varying)})" if d.varying else ""
-        lines.append(f"verdict: comparable{under}")
-    else:
-        besides = (
-            "besides the variable under test" if d.varying else "and none is named as the variable under test"
-        )
-        lines.append(f"verdict: NOT comparable; these differ {besides}:")
-        lines.extend(f"  - {f}" for f in d.blocking)
-        lines.append(
-            "  name the variable under test with --varying FIELD, or compare runs that differ only in it"
-        )
-    for v in d.unused_varying:
-        lines.append(f"note: --varying {v} does not differ between the two results")
-    return "\n".join(printable(line) for line in lines)  # values of hand-written records stay on their line
-
-
-def _fmt(value: Any) -> str:
-    if value is None or value == "":
-        return "(none)"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def _pct(value: float | None) -> str:
-    return "?" if value is None else f"{value:.1%}"

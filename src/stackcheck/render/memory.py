@@ -1,13 +1,13 @@
-"""Human output of an :class:`~stackcheck.memory.estimate.Estimate`: counts, the breakdown
+"""Human output of an :class:`~stackcheck.models.memory.Estimate`: counts, the breakdown
 with formulas and assumptions, the serving budget, the verdict."""
 
 from __future__ import annotations
 
 import re
 import shlex
+from typing import Any
 
-from stackcheck.memory.estimate import Estimate
-from stackcheck.memory.gpus import GIB
+from stackcheck.models.memory import GIB, Estimate
 from stackcheck.render.color import paint
 
 
@@ -53,7 +53,8 @@ def estimate_text(e: Estimate, *, color: bool = False) -> str:
         out.append(f"  {s.formula}")
         out.append(
             f"  KV budget {s.kv_budget_bytes / GIB:.2f} GiB = {s.max_tokens:,} tokens; "
-            f"at max_model_len {s.max_model_len:,}: {s.max_concurrency_at_max_model_len:,} concurrent sequences; "
+            f"at max_model_len {s.max_model_len:,}: "
+            f"{s.max_concurrency_at_max_model_len:,} concurrent sequences; "
             f"at concurrency {s.concurrency}: up to {s.max_context_at_concurrency:,} tokens each"
         )
     for note in e.notes:
@@ -61,12 +62,12 @@ def estimate_text(e: Estimate, *, color: bool = False) -> str:
     if e.verdict == "no-target":
         out.append("verdict: no target given (--gpu NAME or --gpu-memory SIZE)")
     else:
-        t = e.target
-        target = f"{t['gpu'] + ' ' if t.get('gpu') else ''}{t['memory_gib']} GiB" + (
-            f" × {t['gpus']}" if t["gpus"] > 1 else ""
+        tg: dict[str, Any] = e.target  # JSON-shaped: gpu, memory_gib, gpus, usable_gib, utilization
+        target = f"{tg['gpu'] + ' ' if tg.get('gpu') else ''}{tg['memory_gib']} GiB" + (
+            f" × {tg['gpus']}" if tg["gpus"] > 1 else ""
         )
-        if "usable_gib" in t:
-            target += f", {t['usable_gib']} GiB usable at utilization {t['utilization']:g}"
+        if "usable_gib" in tg:
+            target += f", {tg['usable_gib']} GiB usable at utilization {tg['utilization']:g}"
         word = paint("FITS" if e.verdict == "fits" else "DOES NOT FIT", e.verdict, color)
         out.append(f"verdict: {word} {target} (headroom {e.headroom_gib:+.2f} GiB)")
     if e.suggestions:
@@ -76,9 +77,9 @@ def estimate_text(e: Estimate, *, color: bool = False) -> str:
             if fitting
             else "no single change fits; the closest (same estimate):"
         )
-        for s in e.suggestions:
-            figure = f"{s.total_gib:8.2f} GiB  headroom {s.headroom_gib:+.2f} GiB"
-            out.append(f"  {shlex.join(s.options):<28}{figure}  {s.change}")
+        for sg in e.suggestions:
+            figure = f"{sg.total_gib:8.2f} GiB  headroom {sg.headroom_gib:+.2f} GiB"
+            out.append(f"  {shlex.join(sg.options):<28}{figure}  {sg.change}")
     return "\n".join(out) + "\n"
 
 
