@@ -123,6 +123,7 @@ def main() -> None:
         floor = statistics.median(wall["floor-python"])
         for label, samples in wall.items():
             bench.add(label, samples)
+        for label, samples in wall.items():
             med = statistics.median(samples)
             ratio = bench.ratio(med / floor, label, "floor-python") or "  noisy"
             rss = peak_rss(commands[label][0], commands[label][1]) if label in ("triage", "baseline") else 0
