@@ -82,7 +82,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--mb", type=int, default=100)
-    parser.add_argument("--runs", type=int, default=3, help="interleaved runs per command (default 3)")
+    parser.add_argument(
+        "--runs", "--repeat", type=int, default=3, help="interleaved runs per command (default 3)"
+    )
     parser.add_argument(
         "--baseline", default=None, help="a src directory to time the same way, for comparison"
     )
