@@ -1,22 +1,27 @@
-"""Triage throughput and memory on a large CI log, side by side with reading floors.
+"""Triage throughput and memory on a large mixed CI log, side by side with reading floors.
 
-Builds a log of --mb megabytes from the real GitHub Actions run in /work/shared/data/logs
-(its step logs repeated), with a CUDA OOM traceback at the end, then times in one run:
+Builds a log of --mb MiB from the shared CI log data in /work/shared/data/logs: the GitHub
+Actions run's step logs (``gha_run_example.tar.xz``), the Travis CI logs of LogChunks
+(``logchunks.tar.xz``, Brandt et al., MSR 2020, CC BY 4.0) and the Loghub 2k samples
+(``loghub_2k.tar.xz``, Zhu et al.), concatenated in turn and repeated, with a CUDA OOM
+traceback at the end; then times, interleaved (round-robin after one warm-up each):
 
-  floor-grep    grep -c Error LOG                              (C, no Python)
+  floor-grep    grep -c -E 'Error|error' LOG                   (C, no Python)
   floor-python  python -c "for line in open(LOG, 'rb'): pass"  (interpreter start + reading lines)
   triage        stackcheck triage LOG --no-env --json          (whole command)
+  baseline      the same with PYTHONPATH=--baseline SRC        (e.g. a `git archive` of main's src)
 
-and prints each time as a multiple of the Python floor, MB/s, and triage's peak RSS.
-Figures are medians of --repeat runs; the machine is shared, so compare ratios, not seconds.
+and prints medians [min-max], MiB/s, the machine load before and after, and each command's peak
+RSS. The shared harness (benchmarks/_refenv.py) withholds ratios from a noisy run unless
+--force. With --baseline, it also checks that both give the same JSON output.
 
-Usage: python benchmarks/triage_throughput.py [--mb 100] [--repeat 3]
+Usage: python benchmarks/triage_throughput.py [--mb 100] [--runs 3] [--baseline SRC] [--force]
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import statistics
 import subprocess
 import sys
@@ -24,37 +29,52 @@ import tempfile
 import time
 from pathlib import Path
 
+from _refenv import Bench, bench_arguments
 from triage_regions import extract
 
-ARCHIVE = "/work/shared/data/logs/gha_run_example.tar.xz"
+DATA = Path("/work/shared/data/logs")
+ARCHIVES = (
+    ("gha_run_example.tar.xz", "*.txt"),
+    ("logchunks.tar.xz", "samples/**/*.log"),
+    ("loghub_2k.tar.xz", "**/*_2k.log"),
+)
 TAIL = Path(__file__).parents[1] / "tests" / "data" / "triage" / "oom-fragmentation.txt"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def corpus(tmp: Path) -> bytes:
+    """The three data sets' logs, each in sorted path order, one after the other."""
+    parts = []
+    for name, pattern in ARCHIVES:
+        dest = tmp / name.split(".")[0]
+        extract(DATA / name, dest)
+        parts.extend(p.read_bytes() for p in sorted(dest.rglob(pattern)) if p.is_file())
+    return b"".join(part if part.endswith(b"\n") else part + b"\n" for part in parts)
 
 
 def build_log(path: Path, megabytes: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        extract(ARCHIVE, tmp)
-        corpus = b"".join(p.read_bytes() for p in sorted(Path(tmp).rglob("*.txt")))
+        text = corpus(Path(tmp))
     with open(path, "wb") as out:
         written = 0
         while written < megabytes * 2**20:
-            out.write(corpus)
-            written += len(corpus)
+            piece = text[: megabytes * 2**20 - written]
+            out.write(piece)
+            written += len(piece)
         out.write(
             b'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    loss.backward()\n'
         )
         out.write(TAIL.read_bytes())
 
 
-def timed(cmd: list[str], repeat: int) -> tuple[float, int]:
-    """Median wall seconds and the peak RSS (KiB) of the children."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        # output captured, not sent to /dev/null: GNU grep stops at the first match when it
-        # sees its output is /dev/null
-        subprocess.run(cmd, capture_output=True, check=False)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def peak_rss(cmd: list[str], env: dict[str, str]) -> int:
+    """Peak RSS (KiB) of one run of ``cmd``, measured by a fresh child that waits for it."""
+    code = (
+        "import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *cmd], env=env, capture_output=True, text=True)
+    return int(out.stdout.strip() or 0)
 
 
 def main() -> None:
@@ -62,29 +82,58 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--mb", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--runs", "--repeat", type=int, default=3, help="interleaved runs per command (default 3)"
+    )
+    parser.add_argument(
+        "--baseline", default=None, help="a src directory to time the same way, for comparison"
+    )
+    parser.add_argument("--log", default=None, help="use this log instead of building one")
+    bench_arguments(parser)
     args = parser.parse_args()
+    bench = Bench(force=args.force)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "big.log"
-        build_log(log, args.mb)
-        size_mb = log.stat().st_size / 2**20
-        grep_s, _ = timed(["grep", "-c", "Error", str(log)], args.repeat)
-        floor_s, _ = timed([sys.executable, "-c", f"for line in open({str(log)!r}, 'rb'): pass"], args.repeat)
-        triage_s, rss = timed(
-            [sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"], args.repeat
-        )
-        check = subprocess.run(
-            [sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"],
-            capture_output=True,
-            text=True,
-        )
-        found = '"rule_id": "KB102"' in check.stdout
-    print(f"log: {size_mb:.0f} MiB (GitHub Actions run repeated, CUDA OOM at the end; found: {found})")
-    for name, seconds in (("floor-grep", grep_s), ("floor-python", floor_s), ("triage", triage_s)):
-        print(
-            f"  {name:13s} {seconds:7.2f} s  {seconds / floor_s:5.1f}x python floor  {size_mb / seconds:7.1f} MiB/s"
-        )
-    print(f"  peak RSS of the child processes: {rss / 1024:.0f} MiB (triage is the largest of them)")
+        log = Path(args.log) if args.log else Path(tmp) / "big.log"
+        if not args.log:
+            build_log(log, args.mb)
+        size = log.stat().st_size / 2**20
+        triage = [sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"]
+        commands: dict[str, tuple[list[str], dict[str, str]]] = {
+            "floor-grep": (["grep", "-c", "-E", "Error|error", str(log)], env),
+            "floor-python": ([sys.executable, "-c", f"for line in open({str(log)!r}, 'rb'): pass"], env),
+            "triage": (triage, env),
+        }
+        if args.baseline:
+            commands["baseline"] = (triage, {**env, "PYTHONPATH": str(Path(args.baseline).resolve())})
+        outputs = {}
+        for label, (cmd, cmd_env) in commands.items():  # warm-up, and the outputs to compare
+            outputs[label] = subprocess.run(cmd, capture_output=True, env=cmd_env).stdout
+        print(f"log: {size:.0f} MiB (GitHub Actions + LogChunks Travis + Loghub, CUDA OOM at the end)")
+        found = b'"rule_id": "KB102"' in outputs["triage"]
+        print(f"  triage finds KB102 (the OOM): {found}")
+        if args.baseline:
+            print(f"  triage output identical to the baseline's: {outputs['triage'] == outputs['baseline']}")
+        print(bench.load("at start"))
+        wall: dict[str, list[float]] = {label: [] for label in commands}
+        for _ in range(args.runs):
+            for label, (cmd, cmd_env) in commands.items():
+                t0 = time.perf_counter()
+                subprocess.run(cmd, capture_output=True, env=cmd_env)
+                wall[label].append(time.perf_counter() - t0)
+        print(bench.load("at end"))
+        floor = statistics.median(wall["floor-python"])
+        for label, samples in wall.items():
+            bench.add(label, samples)
+        for label, samples in wall.items():
+            med = statistics.median(samples)
+            ratio = bench.ratio(med / floor, label, "floor-python") or "  noisy"
+            rss = peak_rss(commands[label][0], commands[label][1]) if label in ("triage", "baseline") else 0
+            print(
+                f"  {label:13s} {med:6.2f} s [{min(samples):.2f}-{max(samples):.2f}] {ratio} python floor"
+                f"  {size / med:7.1f} MiB/s" + (f"  peak RSS {rss / 1024:.0f} MiB" if rss else "")
+            )
+    bench.finish()
 
 
 if __name__ == "__main__":

@@ -130,9 +130,12 @@ class _Scan:
         if self.whole is not None:
             self.whole_size += sum(len(line) + 1 for line in block)
             self.whole = self.whole + block if self.whole_size <= WHOLE_TEXT_LIMIT else None
-        if self.collect_env is not None or any(h in line for line in block for h in _COLLECT_ENV_HINTS):
-            for lineno, line in enumerate(block, first):
-                self._watch_collect_env(lineno, line)
+        if self.collect_env is None:
+            joined = "\n".join(block)  # one search per block, not per line
+            if not any(hint in joined for hint in _COLLECT_ENV_HINTS):
+                return
+        for lineno, line in enumerate(block, first):
+            self._watch_collect_env(lineno, line)
 
     def _watch_collect_env(self, lineno: int, line: str) -> None:
         if self.collect_env is None:

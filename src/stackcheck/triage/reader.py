@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import partial
 from typing import BinaryIO
 
 from stackcheck.errors import InputError
@@ -34,7 +35,7 @@ def clean_line(raw: str) -> str:
         line = parts[-1] if parts else ""
     if line[:1].isdigit() or line[:1] == "\ufeff":
         line = _GHA_TIMESTAMP.sub("", line, count=1)
-    if _CONTROL.search(line):
+    if not line.isprintable() and _CONTROL.search(line):  # a printable line has none (fast test)
         line = _CONTROL.sub("", line)
     return line
 
@@ -58,13 +59,24 @@ def iter_lines(stream: BinaryIO, source: str) -> Iterator[str]:
             if seen == 0:
                 raise InputError(f"{source}: empty input, expected an error text, traceback or log")
             return
-        if seen < _PROBE_BYTES and (b"\x00" in raw or _mostly_undecodable(raw)):
+        if b"\x00" in raw or _mostly_undecodable(raw):
             raise InputError(f"{source}: binary data, expected an error text, traceback or log")
         seen += len(raw)
         if len(raw) >= MAX_LINE_CHARS and not raw.endswith(b"\n"):
-            # skip the rest of an overlong line without holding it
-            while True:
-                rest = stream.readline(MAX_LINE_CHARS)
-                if not rest or rest.endswith(b"\n"):
-                    break
+            _skip_rest(stream)
         yield clean_line(raw.decode("utf-8", errors="replace"))
+        if seen >= _PROBE_BYTES:
+            break
+    # past the probe: the same per line, with nothing left to count
+    for raw in iter(partial(stream.readline, MAX_LINE_CHARS), b""):
+        if len(raw) >= MAX_LINE_CHARS and not raw.endswith(b"\n"):
+            _skip_rest(stream)
+        yield clean_line(raw.decode("utf-8", errors="replace"))
+
+
+def _skip_rest(stream: BinaryIO) -> None:
+    """Skip the rest of an overlong line without holding it."""
+    while True:
+        rest = stream.readline(MAX_LINE_CHARS)
+        if not rest or rest.endswith(b"\n"):
+            return

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, islice
 
 CONTEXT_BEFORE = 3  # lines kept before a trigger (the command or step that failed)
 CONTEXT_AFTER = 8  # quiet lines kept after the last trigger (multi-line messages, hints)
@@ -70,8 +70,11 @@ def is_error_line(line: str) -> bool:
 def error_lines(block: str) -> set[int]:
     """Indices of the lines of ``block`` (joined with newlines) that carry an error keyword."""
     hits: set[int] = set()
+    line, counted = 0, 0
     for m in _error_regex().finditer(block):
-        hits.add(block.count("\n", 0, m.start()))
+        line += block.count("\n", counted, m.start())
+        counted = m.start()
+        hits.add(line)
     return hits
 
 
@@ -153,10 +156,26 @@ class RegionExtractor:
         return kinds
 
     def feed_block(self, first_lineno: int, lines: list[str]) -> list[FailureRegion]:
-        """Feed consecutive lines starting at ``first_lineno`` (faster than line by line)."""
+        """Feed consecutive lines starting at ``first_lineno`` (faster than line by line: while
+        no region is open, the lines up to the next trigger only pass through the look-back,
+        so only its last ``CONTEXT_BEFORE`` of them are fed)."""
         done: list[FailureRegion] = []
-        for offset, (line, kind) in enumerate(zip(lines, self._triggers(lines))):
-            done.extend(self.feed(first_lineno + offset, line, kind))
+        kinds = self._triggers(lines)
+        triggers = [i for i, kind in enumerate(kinds) if kind is not None]
+        triggers.append(len(lines))
+        i = t = 0
+        while i < len(lines):
+            if self._open is None:
+                while triggers[t] < i:
+                    t += 1
+                quiet_end = triggers[t]
+                for k in range(max(i, quiet_end - CONTEXT_BEFORE), quiet_end):
+                    self._before.append((first_lineno + k, lines[k]))
+                i = quiet_end
+                if i == len(lines):
+                    break
+            done.extend(self.feed(first_lineno + i, lines[i], kinds[i]))
+            i += 1
         return done
 
     def _start_traceback(self, line: str) -> None:
@@ -256,13 +275,8 @@ def extract_regions(
 
 def blocks(lines: Iterable[str], size: int = BLOCK_LINES) -> Iterator[tuple[int, list[str]]]:
     """(first line number, lines) in blocks of ``size``."""
-    block: list[str] = []
+    it = iter(lines)
     first = 1
-    for line in lines:
-        block.append(line)
-        if len(block) == size:
-            yield first, block
-            first += size
-            block = []
-    if block:
+    while block := list(islice(it, size)):
         yield first, block
+        first += size
