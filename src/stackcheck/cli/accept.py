@@ -7,10 +7,10 @@ import sys
 import click
 
 from stackcheck.cli.common import (
-    checked,
     emit_report,
     finish,
     json_option,
+    profile_option,
     registry_option,
     source_options,
     strict_option,
@@ -18,14 +18,7 @@ from stackcheck.cli.common import (
 
 
 @click.command()
-@click.option(
-    "--profile",
-    "-p",
-    "profile_id",
-    metavar="ID",
-    callback=checked(),
-    help="Also run this profile's preflight; decides which packages the steps insist on.",
-)
+@profile_option("Also run this profile's preflight; decides which packages the steps insist on.")
 @registry_option
 @source_options("python", importers=False)  # the steps run in an interpreter: no recorded facts
 @click.option(

@@ -34,6 +34,14 @@ python_option = click.option(
     metavar="PATH",
     help="Probe another interpreter (a venv's, a kernel's) without installing stackcheck there.",
 )
+
+
+def profile_option(help: str):
+    """``--profile/-p ID``, checked by the identifier rule; ``help`` says what this command does
+    with the profile."""
+    return click.option("--profile", "-p", "profile_id", metavar="ID", callback=checked(), help=help)
+
+
 registry_option = click.option(
     "--registry",
     metavar="FILE",

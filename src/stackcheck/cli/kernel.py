@@ -10,6 +10,7 @@ from stackcheck.cli.common import (
     emit_report,
     finish,
     json_option,
+    profile_option,
     registry_option,
     strict_option,
 )
@@ -104,14 +105,7 @@ def register(name, display_name, repo, python_path, user, prefix, data_dir, forc
 
 @kernel.command()
 @click.argument("names", nargs=-1, metavar="[NAME]...", callback=checked(field="NAME"))
-@click.option(
-    "--profile",
-    "-p",
-    "profile_id",
-    metavar="ID",
-    callback=checked(),
-    help="Also judge the kernel's environment against this profile.",
-)
+@profile_option("Also judge the kernel's environment against this profile.")
 @registry_option
 @json_option
 @click.option("-v", "--verbose", is_flag=True, help="Show ok and skipped checks too.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from stackcheck.cli.common import (
-    checked,
     deep_option,
     emit_json,
     emit_report,
@@ -13,20 +12,14 @@ from stackcheck.cli.common import (
     judge_environment,
     judging_options,
     one_output,
+    profile_option,
     registry_option,
     rules_option,
 )
 
 
 @click.command()
-@click.option(
-    "--profile",
-    "-p",
-    "profile_id",
-    metavar="ID",
-    callback=checked(),
-    help="Profile to check against (see --list-profiles).",
-)
+@profile_option("Profile to check against (see --list-profiles).")
 @click.option("--list-profiles", is_flag=True, help="List the profiles of the registry in use and exit.")
 @registry_option
 @rules_option
