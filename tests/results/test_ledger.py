@@ -9,7 +9,8 @@ import msgspec
 import pytest
 
 from stackcheck.errors import InputError, Refused
-from stackcheck.results.assets import asset_rows, markdown
+from stackcheck.render.results import assets_markdown as markdown
+from stackcheck.results.assets import asset_rows
 from stackcheck.results.validation import validate_file
 from tests.results.conftest import full_draft
 

@@ -15,15 +15,6 @@ from stackcheck.cli.common import (
     source_options,
 )
 
-
-def echo(*lines: str, err: bool = False) -> None:
-    """Each of ``lines`` as one line: labels, topics and texts of records written before the
-    identifier rule (or by hand) may hold newlines and escape sequences, shown escaped."""
-    from stackcheck.identifiers import printable
-
-    click.echo("\n".join(printable(line) for line in lines), err=err)
-
-
 LEVEL_CHOICE = click.Choice(["smoke", "mechanism", "measured", "reproduced", "delivery"])
 
 
@@ -34,15 +25,17 @@ def ledger_options(fn):
         "--ledger-dir",
         metavar="DIR",
         envvar="STACKCHECK_LEDGER_DIR",
-        help="Where records/ and the SQLite index live (default: <git root or cwd>/.stackcheck; env STACKCHECK_LEDGER_DIR).",
+        help="Where records/ and the SQLite index live (default: <git root or cwd>/.stackcheck; "
+        "env STACKCHECK_LEDGER_DIR).",
     )
     @click.option(
         "--ledger",
         "ledger_url",
         metavar="DSN",
         envvar="STACKCHECK_LEDGER",
-        help="Where the index lives instead of <ledger-dir>/ledger.sqlite: a PostgreSQL DSN (postgresql://user@host/db), "
-        "sqlite:///abs/path, sqlite:relative/path or a file path in an existing directory (env STACKCHECK_LEDGER).",
+        help="Where the index lives instead of <ledger-dir>/ledger.sqlite: a PostgreSQL DSN "
+        "(postgresql://user@host/db), sqlite:///abs/path, sqlite:relative/path or a file path in an "
+        "existing directory (env STACKCHECK_LEDGER).",
     )
     @functools.wraps(fn)
     def wrapper(*args, ledger_dir, ledger_url, **kwargs):
@@ -95,6 +88,7 @@ def record(file, source, registry, report_file, ledger, as_json):
     claimed evidence level is not proven (the message lists what is missing), or when the
     --report judged another snapshot, profile or registry.
     """
+    from stackcheck.render.results import flags_text, recorded_text
     from stackcheck.results.recording import record as record_result
 
     if report_file and not source.is_file:
@@ -108,17 +102,9 @@ def record(file, source, registry, report_file, ledger, as_json):
     if as_json:
         emit_json(done.stored)
     else:
-        s = done.stored
-        runs = len(ledger.same_candidate(done.record))
-        click.echo(f"recorded {s.id} ({s.evidence}) at {s.path}")
-        click.echo(
-            f"candidate {s.candidate}: " + ("new candidate" if runs == 1 else f"run {runs} of this candidate")
-        )
-        prof = done.record.profile
-        failing = f" ({', '.join(prof.failing_checks)})" if prof.failing_checks else ""
-        click.echo(f"profile {prof.id}: preflight {prof.verdict}{failing}")
-    for flag in done.flags:
-        echo(f"flagged earlier record {flag.record_id[:16]}: {flag.text}", err=True)
+        click.echo(recorded_text(done.stored, done.record, len(ledger.same_candidate(done.record))))
+    if done.flags:
+        click.echo(flags_text(done.flags), err=True)
     finish(0)
 
 
@@ -134,19 +120,14 @@ def validate(files, ledger, as_json):
     file is named), files and index rows without each other, stale temp files of crashed
     writes. Exit 1 when anything is invalid or tampered, 2 when a FILE is unreadable.
     """
+    from stackcheck.render.results import validation_text
     from stackcheck.results.validation import validate_file, validate_ledger
 
     reports = [validate_file(p) for p in files] if files else validate_ledger(ledger)
     if as_json:
         emit_json(reports)
     else:
-        for r in reports:
-            state = "ok" if r.valid else "unreadable" if r.unreadable else "invalid"
-            echo(f"{r.path}: {state}" + (f" ({r.kind})" if r.kind != "unknown" else ""))
-            for p in r.problems:
-                echo(f"  {p}")
-        if not reports:
-            click.echo(f"no records in the ledger at {ledger.root}")
+        click.echo(validation_text(reports, ledger.root))
     if files and any(r.unreadable for r in reports):
         finish(2)
     finish(1 if any(not r.valid for r in reports) else 0)
@@ -158,20 +139,14 @@ def validate(files, ledger, as_json):
 @json_option
 def list_(topic, ledger, as_json):
     """List stored records (oldest first) with their effective evidence level."""
+    from stackcheck.render.results import listing_text
+
     entries = ledger.entries(topic)
     _warn_skipped(ledger)
     if as_json:
         emit_json([e.stored() for e in entries])
         finish(0)
-    if not entries:
-        click.echo(f"no records{f' for topic {topic}' if topic else ''} in the ledger at {ledger.root}")
-    for e in entries:
-        r = e.record
-        flag = "  FLAGGED" if e.flags else ""
-        echo(
-            f"{e.stored().id}  {r.created_at[:19]}  {e.level:<10} {r.status:<6} {r.topic}  {r.run_label}"
-            + flag
-        )
+    click.echo(listing_text(entries, topic, ledger.root))
     finish(0)
 
 
@@ -182,6 +157,7 @@ def list_(topic, ledger, as_json):
 def show(record_id, ledger, as_json):
     """Show one record (ID: any unique prefix of its digest)."""
     from stackcheck.redaction import redact_value
+    from stackcheck.render.results import record_text
     from stackcheck.results.compare import hardware
 
     rec, path = ledger.get(record_id)
@@ -190,46 +166,8 @@ def show(record_id, ledger, as_json):
     if as_json:
         emit_json(rec)
         finish(0)
-    m, b, w = rec.model, rec.backend, rec.workload
-    lines = [
-        f"record     {entry.stored().id}  ({path})",
-        f"topic      {rec.topic}   run label {rec.run_label}",
-        f"evidence   {entry.level} (claimed {rec.evidence} at record time)   status {rec.status}"
-        + (f": {rec.failure_reason}" if rec.failure_reason else ""),
-        f"candidate  {entry.stored().candidate}",
-        f"model      {m.id}@{m.revision[:12] or '(unpinned)'} dtype {m.dtype or '?'} quant {m.quantization} thinking {m.thinking}"
-        + (f" ({m.thinking_source})" if m.thinking_source else ""),
-        f"backend    {b.name} {b.version} args {b.args or '{}'}" + (f" build {b.build}" if b.build else ""),
-        f"workload   {_workload(w)}",
-        f"profile    {rec.profile.id}: preflight {rec.profile.verdict}   scope {rec.scope}",
-        f"hardware   {hardware(rec.snapshot)}   snapshot {rec.snapshot_digest[:23]}…",
-        f"git        {rec.git.commit[:12] or '(none)'}" + (" dirty" if rec.git.dirty else ""),
-        "metrics:",
-    ]
-    for name, metric in sorted(rec.metrics.items()):
-        disp = metric.dispersion
-        spread = f"  n={disp.n} sd={disp.stdev:g} cv={disp.cv:.1%}" if disp else ""
-        lines.append(f"  {name} = {metric.value:g} {metric.unit}{spread}")
-    for a in rec.artifacts:
-        lines.append(f"artifact   {a.kind}: {a.path} sha256 {a.sha256[:16]}…")
-    for f in entry.flags:
-        lines.append(f"FLAGGED    {f.text}")
-    echo(*lines)
+    click.echo(record_text(rec, entry, path, hardware(rec.snapshot)))
     finish(0)
-
-
-def _workload(w) -> str:
-    """``inference, samples 200, seed 0 (not recorded: concurrency, tokens)``: no "None"."""
-    shown = lambda n: "?" if n is None else n  # noqa: E731
-    tokens = (
-        None
-        if w.input_tokens is None and w.output_tokens is None
-        else f"{shown(w.input_tokens)}/{shown(w.output_tokens)}"
-    )
-    facts = {"samples": w.samples, "concurrency": w.concurrency, "tokens": tokens, "seed": w.seed}
-    known = [f"{k} {v}" for k, v in facts.items() if v is not None]
-    unknown = [k for k, v in facts.items() if v is None]
-    return ", ".join([w.kind, *known]) + (f" (not recorded: {', '.join(unknown)})" if unknown else "")
 
 
 @results.command(short_help="Why did my number change? Comparable or not.")
@@ -239,7 +177,8 @@ def _workload(w) -> str:
     "--varying",
     multiple=True,
     metavar="FIELD",
-    help="The variable under test, e.g. backend.args.attn_implementation (repeatable; a prefix such as backend covers its fields).",
+    help="The variable under test, e.g. backend.args.attn_implementation (repeatable; a prefix such as "
+    "backend covers its fields).",
 )
 @ledger_options
 @json_option
@@ -266,6 +205,8 @@ def diff(a, b, varying, ledger, as_json):
 def promote(record_id, level, ledger, as_json):
     """Raise a record's evidence level by an append-only promotion event; refuses (exit 1)
     and lists what is missing when the proof is not there."""
+    from stackcheck.render.results import promoted_text
+
     rec, _ = ledger.get(record_id)
     event = ledger.promote(rec, level)
     if as_json:
@@ -278,9 +219,7 @@ def promote(record_id, level, ledger, as_json):
             }
         )
     else:
-        click.echo(
-            f"promoted {event.record_id[:16]} to {level} (event {event.digest.partition(':')[2][:16]})"
-        )
+        click.echo(promoted_text(event, level))
     finish(0)
 
 
@@ -299,13 +238,14 @@ def promote(record_id, level, ledger, as_json):
 def decide(topic, run_label, decision, ledger, as_json):
     """Record a decision about RUN_LABEL of TOPIC; it becomes the topic's current decision."""
     from stackcheck.redaction import redact_text
+    from stackcheck.render.results import decision_text
 
     event = ledger.decide(topic, run_label, redact_text(decision))  # events are write-once too
     short_id = event.digest.partition(":")[2][:16]
     if as_json:
         emit_json({"event": short_id, "topic": topic, "run_label": run_label, "decision": event.text})
     else:
-        echo(f"decision {short_id} recorded: {topic} → {run_label}: {event.text}")
+        click.echo(decision_text(short_id, topic, run_label, event.text))
     finish(0)
 
 
@@ -316,14 +256,15 @@ def decide(topic, run_label, decision, ledger, as_json):
 def assets(topic, ledger, as_json):
     """The experiment-assets table (Markdown) from the ledger: RUN_LABEL, topic, result
     path, evidence level, current decision."""
-    from stackcheck.results.assets import asset_rows, markdown
+    from stackcheck.render.results import assets_markdown
+    from stackcheck.results.assets import asset_rows
 
     rows = asset_rows(ledger, topic)
     _warn_skipped(ledger)
     if as_json:
         emit_json(rows)
     else:
-        click.echo(markdown(rows), nl=False)
+        click.echo(assets_markdown(rows), nl=False)
     finish(0)
 
 
@@ -335,6 +276,8 @@ def reindex(ledger, as_json):
     move the index to PostgreSQL with --ledger). Files that are corrupt, tampered or not
     storable in the index are skipped and named; stale temp files of crashed writes are
     removed; the chain's head is kept."""
+    from stackcheck.render.results import reindex_text
+
     counts = ledger.reindex()
     _warn_skipped(ledger)
     for path in ledger.removed:
@@ -344,9 +287,7 @@ def reindex(ledger, as_json):
     if as_json:
         emit_json(counts)
     else:
-        click.echo(
-            f"indexed {counts['records']} records and {counts['events']} events; skipped {counts['skipped']}"
-        )
+        click.echo(reindex_text(counts))
     finish(0)
 
 

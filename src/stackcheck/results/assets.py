@@ -7,10 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from stackcheck.identifiers import printable
 from stackcheck.results.ledger import Ledger
-
-COLUMNS = ("RUN_LABEL", "topic", "result path", "evidence level", "current decision")
 
 
 class AssetRow(msgspec.Struct, kw_only=True):
@@ -42,18 +39,6 @@ def asset_rows(
             )
         )
     return rows
-
-
-def markdown(rows: list[AssetRow]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for r in rows:
-        cells = (r.run_label, r.topic, f"`{r.path}`", r.evidence, r.decision or "—")
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return printable(text.replace("|", "\\|").replace("\n", " "))
 
 
 def _relative(path: Path, base: str | os.PathLike | None) -> str:
