@@ -195,7 +195,11 @@ class RegionExtractor:
             return
         if not body.strip() or body[:1].isspace() or body.startswith(("File ", "Cell In", "---")):
             return
-        if _EXCEPTION_LINE.match(body) and not _CHAIN_LINE.match(body) or self._tb_lines >= MAX_TRACEBACK_LINES:
+        if (
+            _EXCEPTION_LINE.match(body)
+            and not _CHAIN_LINE.match(body)
+            or self._tb_lines >= MAX_TRACEBACK_LINES
+        ):
             self._in_traceback = False
             self._budget = CONTEXT_AFTER
 
