@@ -62,7 +62,9 @@ def build_log(path: Path, megabytes: int) -> None:
             out.write(piece)
             written += len(piece)
         out.write(
-            b'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    loss.backward()\n'
+            b"Traceback (most recent call last):\n"
+            b'  File "train.py", line 9, in <module>\n'
+            b"    loss.backward()\n"
         )
         out.write(TAIL.read_bytes())
 

@@ -89,7 +89,10 @@ K80 = (
 HINT = "Please install PyTorch with a following CUDA configurations: 11.8 following instructions at https://pytorch.org/get-started/locally/\n"
 NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
 # KB001's first signature (its second is NO_KERNEL).
-SM120 = "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n"
+SM120 = (
+    "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 "
+    "is not compatible with the current PyTorch installation.\n"
+)
 
 
 def test_each_further_signature_adds_5_points():

@@ -12,11 +12,12 @@ from .conftest import SNAPSHOTS, TRIAGE_DATA
 # initialisation (https://github.com/pytorch/pytorch/issues/112553) and, later, a missing
 # module (https://github.com/ThioJoe/YT-Spammer-Purge/issues/229).
 DRIVER_AND_MODULE = (
-    "/opt/asdf/data/installs/python/3.11.6/lib/python3.11/site-packages/torch/cuda/__init__.py:138: UserWarning: "
-    "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU "
-    "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
-    "Alternatively, go to: https://pytorch.org/ to install a PyTorch version that has been compiled with your version "
-    "of the CUDA driver. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n"
+    "/opt/asdf/data/installs/python/3.11.6/lib/python3.11/site-packages/torch/cuda/__init__.py:138: "
+    "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). "
+    "Please update your GPU driver by downloading and installing a new version from the URL: "
+    "http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org/ "
+    "to install a PyTorch version that has been compiled with your version of the CUDA driver. "
+    "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n"
     "  return torch._C._cuda_getDeviceCount() > 0\n"
     + (TRIAGE_DATA / "module-not-found-windows.txt").read_text()
 )
@@ -105,9 +106,12 @@ def test_traceback_environment_prefixes_in_all_layouts():
     from stackcheck.triage.evidence import traceback_environments
 
     text = (
-        '  File "F:\\Program Files\\python3.6.1\\lib\\site-packages\\torch\\__init__.py", line 78, in <module>\n'
-        "File /opt/conda/lib/python3.8/site-packages/torch/nn/modules/sparse.py:158, in Embedding.forward\n"
-        "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization\n"
+        '  File "F:\\Program Files\\python3.6.1\\lib\\site-packages\\torch\\__init__.py", '
+        "line 78, in <module>\n"
+        "File /opt/conda/lib/python3.8/site-packages/torch/nn/modules/sparse.py:158, "
+        "in Embedding.forward\n"
+        "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:118: "
+        "UserWarning: CUDA initialization\n"
     )
     assert traceback_environments(text) == {"F:\\Program Files\\python3.6.1", "/opt/conda", "/usr/local"}
 

@@ -43,7 +43,11 @@ def test_reworded_variants_of_one_failure_all_reach_the_same_rule():
     from stackcheck.triage import triage_text
 
     texts = [
-        "RuntimeError: CUDA out of memory. Tried to allocate 26.00 MiB (GPU 0; 1024.00 MiB total capacity; 435.61 MiB already allocated; 24.17 MiB free; 26.39 MiB cached)",
+        (
+            "RuntimeError: CUDA out of memory. Tried to allocate 26.00 MiB "
+            "(GPU 0; 1024.00 MiB total capacity; 435.61 MiB already allocated; "
+            "24.17 MiB free; 26.39 MiB cached)"
+        ),
         (TRIAGE_DATA / "oom-legacy-wording.txt").read_text(),
         (TRIAGE_DATA / "oom-fragmentation.txt").read_text(),
     ]

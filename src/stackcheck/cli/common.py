@@ -45,7 +45,10 @@ def profile_option(help: str):
 registry_option = click.option(
     "--registry",
     metavar="FILE",
-    help="Profile registry file (default: requirements/environment-profiles.json found upwards, else the built-in catalog).",
+    help=(
+        "Profile registry file (default: requirements/environment-profiles.json found upwards, "
+        "else the built-in catalog)."
+    ),
 )
 snapshot_option = click.option(
     "--snapshot",

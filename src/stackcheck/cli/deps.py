@@ -166,7 +166,10 @@ def _render(node: dict, level: int, depth: int | None, out: list[str]) -> None:
     indent = "  " * level
     head = f"{node['name']} {node['version'] or ''}".rstrip()
     if "required" in node:
-        head = f"{indent}- {node['name']} [required: {node['required']}, installed: {node['version'] or '-'}{_STATE.get(node['state'], '')}]"
+        head = (
+            f"{indent}- {node['name']} [required: {node['required']}, "
+            f"installed: {node['version'] or '-'}{_STATE.get(node['state'], '')}]"
+        )
         if node.get("via_extra"):
             head += f" (extra {node['via_extra']})"
     if node.get("repeated"):

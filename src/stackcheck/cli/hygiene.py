@@ -47,6 +47,7 @@ def hygiene(
     if not as_json:
         env = report.environment
         click.echo(
-            f"  scanned {env['files']} files ({env['mode']}) in {env['root']}; {env['ignored']} finding(s) accepted by the ignore file"
+            f"  scanned {env['files']} files ({env['mode']}) in {env['root']}; "
+            f"{env['ignored']} finding(s) accepted by the ignore file"
         )
     finish(exit_code(report.verdict, strict))

@@ -56,7 +56,10 @@ def _int(name: str, help: str):
     type=click.Choice(["infer", "serve", "train", "lora", "qlora"]),
     default="infer",
     show_default=True,
-    help="infer: HF-style generation; serve: vLLM-style KV budget; train: full fine-tuning; lora/qlora: adapters on a frozen (NF4) base.",
+    help=(
+        "infer: HF-style generation; serve: vLLM-style KV budget; train: full fine-tuning; "
+        "lora/qlora: adapters on a frozen (NF4) base."
+    ),
 )
 @click.option(
     "--dtype",
@@ -236,7 +239,8 @@ def memory(
         source = "explicit sizes"
     else:
         raise InputError(
-            "give --config FILE or explicit sizes (--hidden-size, --layers, --heads, --vocab-size …); see --help"
+            "give --config FILE or explicit sizes "
+            "(--hidden-size, --layers, --heads, --vocab-size …); see --help"
         )
     try:
         arch = architecture.from_config(cfg, source)

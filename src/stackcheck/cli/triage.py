@@ -119,14 +119,17 @@ def render_text(d) -> str:
         f"environment: {d.environment_source}" + (f" ({d.environment_why})" if d.environment_why else ""),
         "",
     ]
-    wrap = lambda text, indent: textwrap.fill(
-        text,
-        width,
-        initial_indent=indent,
-        subsequent_indent=" " * len(indent),
-        break_on_hyphens=False,
-        break_long_words=False,
-    )  # noqa: E731
+
+    def wrap(text: str, indent: str) -> str:
+        return textwrap.fill(
+            text,
+            width,
+            initial_indent=indent,
+            subsequent_indent=" " * len(indent),
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+
     if not d.matches:
         out.append("No known cause matched (nothing is guessed).")
     for n, m in enumerate(d.matches, 1):

@@ -153,14 +153,16 @@ def _oom(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading
             "the single request is larger than the whole GPU: no allocator setting can help"
         )
         reading.fixes.append(
-            "Shrink what is allocated at once (batch size, sequence length, image size) or shard the model across GPUs."
+            "Shrink what is allocated at once (batch size, sequence length, image size) "
+            "or shard the model across GPUs."
         )
     elif unallocated is not None and (unallocated >= tried or unallocated >= total // 5):
         reading.evidence.append(
             f"{human(unallocated)} is reserved but unallocated: fragmentation adds to the demand"
         )
         reading.fixes.append(
-            "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` before the process starts (fragmentation)."
+            "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` "
+            "before the process starts (fragmentation)."
         )
     if in_use is not None and free is not None and total - free - in_use > max(total // 20, 256 * 2**20):
         others = total - free - in_use
@@ -172,7 +174,8 @@ def _oom(groups: dict[str, str], region: str, snapshot: Snapshot | None, reading
         sizes = [g.memory_total_bytes for g in snapshot.visible_gpus() if g.memory_total_bytes]
         if sizes and all(abs(s - total) > 0.1 * s for s in sizes):
             reading.evidence.append(
-                f"the environment's GPUs have {', '.join(human(s) for s in sorted(set(sizes)))}, not {human(total)}: "
+                f"the environment's GPUs have {', '.join(human(s) for s in sorted(set(sizes)))}, "
+                f"not {human(total)}: "
                 "the error came from another machine or a MIG slice"
             )
 
@@ -253,19 +256,22 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
         same_env = belongs_to(ran_in, snapshot) if ran_in else None
     if installed is not None and module != top:
         reading.agree(
-            f"{dist} {installed} is installed in {exe}, but its submodule {module} is missing: a build for "
-            "another platform/Python, or a source checkout in the working directory shadowing the installed package"
+            f"{dist} {installed} is installed in {exe}, but its submodule {module} is missing: "
+            "a build for another platform/Python, or a source checkout in the working directory "
+            "shadowing the installed package"
         )
         reading.fixes.append(
-            f"Run from outside the source tree, or reinstall with `{shlex.quote(exe)} -m pip install --force-reinstall {shlex.quote(dist)}`."
+            "Run from outside the source tree, or reinstall with "
+            f"`{shlex.quote(exe)} -m pip install --force-reinstall {shlex.quote(dist)}`."
         )
     elif installed is not None and same_env:
         reading.evidence.append(
-            f"{dist} {installed} is installed in {exe}, the same environment the traceback comes from: it was "
-            "installed after the failure, or sys.path differed (PYTHONPATH, a shadowing directory)"
+            f"{dist} {installed} is installed in {exe}, the same environment the traceback comes from: "
+            "it was installed after the failure, or sys.path differed (PYTHONPATH, a shadowing directory)"
         )
         reading.fixes.append(
-            f"Rerun with `{shlex.quote(exe)}`; if it still fails, run `stackcheck doctor --python {shlex.quote(exe)}`."
+            f"Rerun with `{shlex.quote(exe)}`; "
+            f"if it still fails, run `stackcheck doctor --python {shlex.quote(exe)}`."
         )
     elif installed is not None:
         elsewhere = f"than {ran_in}" if ran_in else "than the one that failed"
@@ -273,15 +279,17 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
             f"{dist} {installed} is installed in {exe}: a different interpreter {elsewhere} ran the code"
         )
         reading.fixes.append(
-            f"Run the code with `{shlex.quote(exe)}` (check `which python` and the notebook kernel), or install "
-            f"{dist} into the failing environment with that environment's `python -m pip install {shlex.quote(dist)}`."
+            f"Run the code with `{shlex.quote(exe)}` (check `which python` and the notebook kernel), "
+            f"or install {dist} into the failing environment with that environment's "
+            f"`python -m pip install {shlex.quote(dist)}`."
         )
     elif same_env is False:
         reading.evidence.append(
             f"{dist} is not installed in {exe}, and that is not the environment that failed ({ran_in})"
         )
         reading.fixes.append(
-            f"Install it into the failing environment with its own interpreter: `<python of {ran_in}> -m pip install {shlex.quote(dist)}`."
+            "Install it into the failing environment with its own interpreter: "
+            f"`<python of {ran_in}> -m pip install {shlex.quote(dist)}`."
         )
     else:
         reading.agree(f"no distribution providing {top!r} is installed in {exe}")
@@ -323,7 +331,8 @@ def _library(groups: dict[str, str], region: str, snapshot: Snapshot | None, rea
     if torch_cuda:
         if torch_cuda.split(".")[0] != major:
             reading.agree(
-                f"it wants the CUDA {major} runtime; the environment's torch {snapshot.torch.version} uses CUDA {torch_cuda}: "
+                f"it wants the CUDA {major} runtime; "
+                f"the environment's torch {snapshot.torch.version} uses CUDA {torch_cuda}: "
                 "the failing package was built for another CUDA major"
             )
             reading.fixes.append(
@@ -331,7 +340,8 @@ def _library(groups: dict[str, str], region: str, snapshot: Snapshot | None, rea
             )
         else:
             reading.evidence.append(
-                f"the environment's torch uses CUDA {torch_cuda} too: the runtime library is installed elsewhere or not on the loader path"
+                f"the environment's torch uses CUDA {torch_cuda} too: "
+                "the runtime library is installed elsewhere or not on the loader path"
             )
 
 
@@ -363,6 +373,7 @@ def _watchdog(groups: dict[str, str], region: str, snapshot: Snapshot | None, re
         reading.evidence.append(f"{what} waited {ran:.0f} s against a timeout of {timeout:.0f} s")
     if timeout is not None and timeout <= 600:
         reading.fixes.append(
-            f"The timeout is {timeout:.0f} s: if one rank legitimately works longer alone (evaluation, checkpointing, "
-            "dataset preprocessing), raise it with `init_process_group(timeout=timedelta(minutes=60))`."
+            f"The timeout is {timeout:.0f} s: if one rank legitimately works longer alone "
+            "(evaluation, checkpointing, dataset preprocessing), "
+            "raise it with `init_process_group(timeout=timedelta(minutes=60))`."
         )
