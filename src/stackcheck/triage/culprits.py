@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.shellcmd import code, command
 from stackcheck.triage.evidence import Reading, distribution_for, human, interprets
 
 __all__ = ["package_of_path", "symbol_owner"]
@@ -119,8 +119,11 @@ def _undefined_symbol(
         if package:
             reading.fixes.append(
                 f"Install the {package} build made for the installed torch (or the torch it was "
-                f"built for), e.g. `python -m pip install --force-reinstall --no-cache-dir "
-                f"{shlex.quote(package)}`."
+                "built for), e.g. "
+                + code(
+                    command("python", "-m", "pip", "install", "--force-reinstall", "--no-cache-dir", package)
+                )
+                + "."
             )
         else:
             reading.fixes.append(
@@ -129,8 +132,9 @@ def _undefined_symbol(
             )
     elif provider.startswith("nvidia-"):
         reading.fixes.append(
-            f"Install a new enough {provider.split('>=')[0]} (`python -m pip install "
-            f"{shlex.quote(provider)}`) and keep older CUDA libraries off LD_LIBRARY_PATH."
+            f"Install a new enough {provider.split('>=')[0]} "
+            f"({code(command('python', '-m', 'pip', 'install', provider))}) "
+            "and keep older CUDA libraries off LD_LIBRARY_PATH."
         )
     reading.culprit = package or name or (provider.split(">=")[0] if provider else "") or owner or symbol
 
@@ -200,7 +204,7 @@ def _resolver(groups: dict[str, str], region: str, snapshot: Snapshot | None, re
         reading.culprit = f"{requirer} vs {installed}"
         reading.fixes.append(
             f"Install what {requirer} requires "
-            f"(`python -m pip install {shlex.quote(requirement.replace(' ', ''))}`), "
+            f"({code(command('python', '-m', 'pip', 'install', requirement.replace(' ', '')))}), "
             f"or a release of {requirer.split()[0]} that accepts {installed}."
         )
     elif groups.get("conflict_a") and groups.get("conflict_b"):
@@ -240,7 +244,7 @@ def _full_filesystem(
     if path.startswith("/dev/shm"):
         reading.evidence.append("/dev/shm is shared memory: the container's shm size, not the disk")
     reading.fixes.append(
-        f"See which filesystem is full with `df -h {shlex.quote(posixpath.dirname(path) or path)}` "
+        f"See which filesystem is full with {code(command('df', '-h', posixpath.dirname(path) or path))} "
         "and free space there or write elsewhere."
     )
 

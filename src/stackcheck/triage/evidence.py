@@ -19,6 +19,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from stackcheck.models.snapshot import Snapshot
+from stackcheck.shellcmd import code, command
 
 AGREES, UNKNOWN, CONTRADICTS = 1, 0, -1
 
@@ -244,7 +245,8 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
     if snapshot is None:
         dist, _ = distribution_for(module, None)
         reading.fixes.append(
-            f"`python -m pip install {shlex.quote(dist)}` with the interpreter that runs the code."
+            f"{code(command('python', '-m', 'pip', 'install', dist))} "
+            "with the interpreter that runs the code."
         )
         return
     exe = snapshot.python.executable or "python"
@@ -262,7 +264,7 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
         )
         reading.fixes.append(
             "Run from outside the source tree, or reinstall with "
-            f"`{shlex.quote(exe)} -m pip install --force-reinstall {shlex.quote(dist)}`."
+            f"{code(command(exe, '-m', 'pip', 'install', '--force-reinstall', dist))}."
         )
     elif installed is not None and same_env:
         reading.evidence.append(
@@ -270,8 +272,8 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
             "it was installed after the failure, or sys.path differed (PYTHONPATH, a shadowing directory)"
         )
         reading.fixes.append(
-            f"Rerun with `{shlex.quote(exe)}`; "
-            f"if it still fails, run `stackcheck doctor --python {shlex.quote(exe)}`."
+            f"Rerun with {code(command(exe))}; "
+            f"if it still fails, run {code(command('stackcheck', 'doctor', '--python', exe))}."
         )
     elif installed is not None:
         elsewhere = f"than {ran_in}" if ran_in else "than the one that failed"
@@ -279,9 +281,9 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
             f"{dist} {installed} is installed in {exe}: a different interpreter {elsewhere} ran the code"
         )
         reading.fixes.append(
-            f"Run the code with `{shlex.quote(exe)}` (check `which python` and the notebook kernel), "
+            f"Run the code with {code(command(exe))} (check `which python` and the notebook kernel), "
             f"or install {dist} into the failing environment with that environment's "
-            f"`python -m pip install {shlex.quote(dist)}`."
+            f"{code(command('python', '-m', 'pip', 'install', dist))}."
         )
     elif same_env is False:
         reading.evidence.append(
@@ -293,7 +295,7 @@ def _module(groups: dict[str, str], region: str, snapshot: Snapshot | None, read
         )
     else:
         reading.agree(f"no distribution providing {top!r} is installed in {exe}")
-        reading.fixes.append(f"`{shlex.quote(exe)} -m pip install {shlex.quote(dist)}`.")
+        reading.fixes.append(f"{code(command(exe, '-m', 'pip', 'install', dist))}.")
 
 
 def same_prefix(a: str, b: str) -> bool:
