@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from stackcheck.mining.envfacts import EnvWatcher
 from stackcheck.mining.pytest_output import PytestWatcher
 from stackcheck.mining.signature import TOP_FRAMES, Failure, frame_name, in_app
+from stackcheck.redaction import redact_value
 from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks, is_error_line
 
 __all__ = ["JobScan", "mining_regions", "scan_lines"]
@@ -123,7 +124,7 @@ def scan_lines(lines: Iterable[str]) -> JobScan:
     for region in extractor.finish():
         _take(scan, region, pending, steps)
     scan.lines = last
-    scan.facts = env.finish()
+    scan.facts = redact_value(env.finish())  # a pip freeze line may name a URL with a token
     scan.pytest_result = pytest.result
     for failure in pytest.failures():
         scan.add(failure)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from stackcheck.mining.masks import mask
+from stackcheck.redaction import redact_text
 
 __all__ = ["Failure", "frame_name", "in_app", "normalize_test", "signature_key"]
 
@@ -72,7 +73,10 @@ class Failure:
     template: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
-        self.message = self.message.strip()[:MAX_MESSAGE]
+        # a CI log quotes tokens (URLs with credentials, Authorization headers): a failure is
+        # redacted before anything keys, stores or prints it (the store, rule files, summaries)
+        self.message = redact_text(self.message.strip())[:MAX_MESSAGE]
+        self.test = redact_text(self.test)
         self.template = mask(self.message)
 
     @property
