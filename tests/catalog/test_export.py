@@ -76,3 +76,31 @@ def test_every_builtin_profile_round_trips(tmp_path, profile_id):
     original = BUILTIN.get(profile_id)
     assert msgspec.structs.replace(again, layers=[]) == msgspec.structs.replace(original, layers=[])
     assert again.layers == [profile_id]
+
+
+def test_export_never_prints_the_credentials_a_requirement_carries(cli_main, tmp_path):
+    secret = "Zq7x" + "pw" * 6
+    reg = tmp_path / "r.json"
+    reg.write_text(
+        json.dumps(
+            {
+                "include_builtin": False,
+                "profiles": [
+                    {
+                        "id": "LAB-PRIV",
+                        "requirements": [f"privlib @ git+https://ci:{secret}@git.example.com/p.git"],
+                    }
+                ],
+            }
+        )
+    )
+    code, out, err = cli_main("profiles", "export", "LAB-PRIV", "--registry", str(reg))
+    assert (code, err) == (0, "")
+    assert secret not in out
+    assert json.loads(out)["profiles"][0]["requirements"] == [
+        "privlib @ git+https://<redacted>@git.example.com/p.git"
+    ]
+    code, written, _ = cli_main(
+        "profiles", "export", "LAB-PRIV", "--registry", str(reg), "-o", str(tmp_path / "x.json")
+    )
+    assert code == 0 and secret not in (tmp_path / "x.json").read_text()

@@ -108,8 +108,10 @@ def export(profile_ids: tuple[str, ...], registry: str | None, fmt: str, output:
 
     from stackcheck.catalog import load_catalog
     from stackcheck.catalog.export import export_registry
+    from stackcheck.redaction import redact_value
 
-    doc = export_registry(load_catalog(registry), list(profile_ids))
+    # a requirement may name a private index with its credentials: they never leave the process
+    doc = redact_value(export_registry(load_catalog(registry), list(profile_ids)))
     data = msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n"
     if output is None:
         click.echo(data.decode(), nl=False)
