@@ -36,7 +36,12 @@ from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "triage" / "corpus"
 # held-out cases whose lines rule examples contained before the corpus existed (README.md)
-PREDATING_OVERLAPS = ("pytorch/pytorch#167244", "hkchengrex/STCN#132", "kcosta42/VQGAN-CLIP-Docker#1")
+PREDATING_OVERLAPS = (
+    "pytorch/pytorch#167244",
+    "hkchengrex/STCN#132",
+    "kcosta42/VQGAN-CLIP-Docker#1",
+    "nianticlabs/simplerecon#3",
+)
 # held-out cases the example guard named during the long-tail work (rules KB231, KB202, KB226, KB247)
 GUARD_NAMED = (
     "lm-sys/FastChat#3507",

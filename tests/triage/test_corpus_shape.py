@@ -41,6 +41,8 @@ KNOWN_OVERLAPS = {
     ("hkchengrex/STCN#132", "KB112"),
     ("kcosta42/VQGAN-CLIP-Docker#1", "KB115"),
     ("kcosta42/VQGAN-CLIP-Docker#1", "KB116"),
+    # a case added later whose whole text is torch's standard line, already KB112's example
+    ("nianticlabs/simplerecon#3", "KB112"),
 }
 
 
