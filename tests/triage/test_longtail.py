@@ -49,7 +49,7 @@ def test_new_rules_live_in_their_own_files_with_their_layer():
             if layer == "specific"
             else all(300 < int(i[2:]) < 400 for i in ids)
         )
-    assert len(LONGTAIL) == 54 + 22
+    assert len(LONGTAIL) == 61 + 23
     assert {r.layer for r in KB.rules if int(r.id[2:]) < 200} == {"specific"}
 
 
@@ -389,6 +389,77 @@ def test_families_whose_text_names_nothing_say_nothing():
     for rule_id in ("KB307", "KB308", "KB310"):
         m = top(KB.rule(rule_id).examples[0])
         assert (m.rule_id, m.culprit) == (rule_id, "")
+
+
+# ----- rules written from the second train batch (KB255-KB261, KB323; KB229/KB242/KB318 widened) ---
+
+SECOND_BATCH = [  # train case number → (top rule, the start of the evidence line it quotes)
+    ("229", "KB255", "line 3: PyTorch no longer"),
+    ("230", "KB255", "line 1: The minimum cuda"),
+    ("232", "KB255", "line 1: The minimum required"),
+    ("234", "KB255", "line 1: No CUDA device found"),
+    ("236", "KB229", "line 1: TensileLibrary.dat: Illegal"),
+    ("237", "KB229", "line 1: TensileLibrary.dat: No such"),
+    ("239", "KB257", "line 10: assert torch.cuda"),
+    ("242", "KB256", "line 1: a CUDA-enabled jaxlib"),
+    ("245", "KB258", "line 1: ProcessGroupNCCL"),
+    ("246", "KB259", "line 10: invalid device ordinal"),
+    ("247", "KB259", "line 3: invalid device ordinal"),
+    ("250", "KB260", "line 3: CUBLAS_STATUS_ALLOC_FAILED"),
+    ("252", "KB260", "line 1: RESOURCE_EXHAUSTED: Out of"),
+    ("253", "KB260", "line 1: RESOURCE_EXHAUSTED: Failed"),
+    ("254", "KB242", "line 1: DefaultCPUAllocator: not"),
+    ("256", "KB242", "line 1: DefaultCPUAllocator: can't"),
+    ("258", "KB323", "line 1: Bus error (core"),
+    ("259", "KB323", "line 1: Bus error (core"),
+    ("261", "KB261", "line 4: piece id"),
+    ("262", "KB261", "line 10: piece id"),
+]
+
+
+def train_case(number: str) -> dict:
+    [path] = (TRIAGE_DATA / "corpus" / "train").glob(f"{number}-*.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("number,rule_id,quote", SECOND_BATCH, ids=[c[0] for c in SECOND_BATCH])
+def test_second_batch_train_text_is_answered_by_its_rule(number, rule_id, quote):
+    case = train_case(number)
+    d = triage_text(case["text"])
+    m = d.matches[0]
+    assert (m.rule_id, m.category, m.layer) == (rule_id, case["category"], KB.rule(rule_id).layer)
+    assert m.evidence[0].startswith(quote), m.evidence[0]
+    assert [x.rule_id for x in d.matches] == [rule_id]  # nothing else claims these texts
+
+
+def test_second_batch_rules_capture_the_facts_the_text_gives():
+    m = top(train_case("235")["text"])  # hard-wrapped by the reporter
+    assert (m.rule_id, m.evidence[1:]) == ("KB255", ["min capability: 3.5", "capability: 3.0"])
+    m = top(train_case("237")["text"])
+    assert "gfx arch: gfx1201" in m.evidence
+    m = top(train_case("243")["text"])
+    assert (m.rule_id, m.culprit) == ("KB256", "jaxlib")
+    m = top(train_case("252")["text"])
+    assert "bytes requested: 4770354232" in m.evidence
+    m = top(KB.rule("KB260").examples[2])  # TensorFlow names the GPU
+    assert (m.rule_id, "gpu index: 0" in m.evidence) == ("KB260", True)
+
+
+def test_second_batch_rules_stay_quiet_where_the_text_gives_no_ground():
+    for text in (
+        "assert torch.cuda.is_available() or args.cpu",  # a fallback in code, not a failed assertion
+        "Bus error counters: 0",
+        "ProcessGroupNCCL initialized with 8 GPUs",
+        "OOM when allocating tensor with shape[100,4096,32]",  # TensorFlow on the CPU: not the GPU
+        "Found device 0 with properties: name: GeForce GTX 1080 major: 6 minor: 1",
+    ):
+        assert triage_text(text).matches == [], text
+    # a bus error is a family: a specific shared-memory rule on the same paste ranks first
+    d = triage_text(
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+        "memory (shm).\nBus error (core dumped)"
+    )
+    assert [(x.rule_id, x.layer) for x in d.matches] == [("KB112", "specific"), ("KB323", "family")]
 
 
 # ----- ranking ----------------------------------------------------------------------------------
