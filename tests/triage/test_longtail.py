@@ -49,7 +49,7 @@ def test_new_rules_live_in_their_own_files_with_their_layer():
             if layer == "specific"
             else all(300 < int(i[2:]) < 400 for i in ids)
         )
-    assert len(LONGTAIL) == 61 + 23
+    assert len(LONGTAIL) == 63 + 24
     assert {r.layer for r in KB.rules if int(r.id[2:]) < 200} == {"specific"}
 
 
@@ -414,6 +414,10 @@ SECOND_BATCH = [  # train case number → (top rule, the start of the evidence l
     ("259", "KB323", "line 1: Bus error (core"),
     ("261", "KB261", "line 4: piece id"),
     ("262", "KB261", "line 10: piece id"),
+    ("264", "KB262", "line 1: Failed to initialize NVML"),
+    ("265", "KB262", "line 1: nvml error: driver/library"),
+    ("266", "KB263", "line 1: cuda runtime error (802)"),
+    ("267", "KB324", "line 1: Unexpected error from cudaGetDeviceCount()"),
 ]
 
 
@@ -460,6 +464,14 @@ def test_second_batch_rules_stay_quiet_where_the_text_gives_no_ground():
         "memory (shm).\nBus error (core dumped)"
     )
     assert [(x.rule_id, x.layer) for x in d.matches] == [("KB112", "specific"), ("KB323", "family")]
+    # CUDA's initialisation family: the error number that names a known cause ranks first
+    d = triage_text(train_case("269")["text"])  # Error 804 on a GeForce GPU
+    assert [(x.rule_id, x.category) for x in d.matches] == [
+        ("KB004", "driver-too-old"),
+        ("KB324", "cuda-not-available"),
+    ]
+    d = triage_text(KB.rule("KB263").examples[1])  # Error 802: Fabric Manager
+    assert [x.rule_id for x in d.matches] == ["KB263", "KB324"]
 
 
 # ----- ranking ----------------------------------------------------------------------------------
