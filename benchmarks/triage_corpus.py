@@ -43,11 +43,13 @@ PREDATING_OVERLAPS = (
     "nianticlabs/simplerecon#3",
 )
 # held-out cases the example guard named during the long-tail work (rules KB231, KB202, KB226, KB247)
+# and during the second batch (KB251: an example of the standard NumPy message shared its first line)
 GUARD_NAMED = (
     "lm-sys/FastChat#3507",
     "scaleoutsystems/scaleout-client#740",
     "kadirnar/ComfyUI-YOLO#11",
     "NVIDIA/nvidia-docker#1066",
+    "mjhydri/BeatNet#6",
 )
 # words of a culprit label that name nothing (the label's prose, not its subject)
 _FILLER = {

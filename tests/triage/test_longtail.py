@@ -49,7 +49,7 @@ def test_new_rules_live_in_their_own_files_with_their_layer():
             if layer == "specific"
             else all(300 < int(i[2:]) < 400 for i in ids)
         )
-    assert len(LONGTAIL) == 63 + 24
+    assert len(LONGTAIL) == 64 + 24
     assert {r.layer for r in KB.rules if int(r.id[2:]) < 200} == {"specific"}
 
 
@@ -418,6 +418,10 @@ SECOND_BATCH = [  # train case number → (top rule, the start of the evidence l
     ("265", "KB262", "line 1: nvml error: driver/library"),
     ("266", "KB263", "line 1: cuda runtime error (802)"),
     ("267", "KB324", "line 1: Unexpected error from cudaGetDeviceCount()"),
+    ("275", "KB251", "line 1: numpy.ndarray size changed"),
+    ("276", "KB251", "line 1: numpy.ndarray size changed"),
+    ("278", "KB264", "line 1: Detected that PyTorch and torch_sparse"),
+    ("279", "KB264", "line 1: Detected that PyTorch and torch_sparse"),
 ]
 
 
@@ -445,6 +449,13 @@ def test_second_batch_rules_capture_the_facts_the_text_gives():
     assert (m.rule_id, m.culprit) == ("KB256", "jaxlib")
     m = top(train_case("252")["text"])
     assert "bytes requested: 4770354232" in m.evidence
+    m = top(train_case("279")["text"])
+    assert (m.culprit, m.evidence[1:3]) == (
+        "torch_sparse",
+        ["torch has cuda: 11.1", "extension has cuda: 11.2"],
+    )
+    m = top(KB.rule("KB264").examples[1])  # torchvision says it the same way: one rule for both
+    assert (m.rule_id, m.culprit, m.evidence[1]) == ("KB264", "torchvision", "torch has cuda: 11.8")
     m = top(KB.rule("KB260").examples[2])  # TensorFlow names the GPU
     assert (m.rule_id, "gpu index: 0" in m.evidence) == ("KB260", True)
 
