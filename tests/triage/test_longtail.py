@@ -422,6 +422,8 @@ SECOND_BATCH = [  # train case number → (top rule, the start of the evidence l
     ("276", "KB251", "line 1: numpy.ndarray size changed"),
     ("278", "KB264", "line 1: Detected that PyTorch and torch_sparse"),
     ("279", "KB264", "line 1: Detected that PyTorch and torch_sparse"),
+    ("280", "KB253", "line 12: KeyError: 'qwen2'"),
+    ("281", "KB253", "line 1: KeyError: 'qwen2'"),
 ]
 
 
@@ -467,6 +469,8 @@ def test_second_batch_rules_stay_quiet_where_the_text_gives_no_ground():
         "ProcessGroupNCCL initialized with 8 GPUs",
         "OOM when allocating tensor with shape[100,4096,32]",  # TensorFlow on the CPU: not the GPU
         "Found device 0 with properties: name: GeForce GTX 1080 major: 6 minor: 1",
+        "KeyError: 'input_ids'",  # a KeyError names a model type only when transformers' lookup raised it
+        "KeyError: 'llama3_custom'",
     ):
         assert triage_text(text).matches == [], text
     # a bus error is a family: a specific shared-memory rule on the same paste ranks first
