@@ -18,8 +18,11 @@ from stackcheck.cli.common import (
 LEVEL_CHOICE = click.Choice(["smoke", "mechanism", "measured", "reproduced", "delivery"])
 
 
-def ledger_options(fn):
-    """--ledger-dir / --ledger on every subcommand that touches the ledger; passes ``ledger``."""
+def ledger_options(fn=None, *, optional: bool = False):
+    """--ledger-dir / --ledger on every subcommand that touches the ledger; passes ``ledger``
+    (``optional``: None when neither is given and the default ledger directory does not exist)."""
+    if fn is None:
+        return functools.partial(ledger_options, optional=optional)
 
     @click.option(
         "--ledger-dir",
@@ -43,6 +46,8 @@ def ledger_options(fn):
         from stackcheck.results.ledger import Ledger, default_root
 
         url = parse_ledger_url(ledger_url) if ledger_url else None
+        if optional and not (ledger_dir or url or default_root().is_dir()):
+            return fn(*args, ledger=None, **kwargs)
         with Ledger(ledger_dir or default_root(), url) as ledger:
             return fn(*args, ledger=ledger, **kwargs)
 
