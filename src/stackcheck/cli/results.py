@@ -273,6 +273,46 @@ def assets(topic, ledger, as_json):
     finish(0)
 
 
+@results.command(short_help="Push records to MLflow or W&B as runs.")
+@click.option("--to", "target", type=click.Choice(["mlflow", "wandb"]), required=True, help="The tracker.")
+@click.option("--topic", metavar="TOPIC", callback=checked("topic"), help="Only the records of this topic.")
+@click.option(
+    "--experiment",
+    metavar="NAME",
+    default="stackcheck",
+    show_default=True,
+    help="MLflow experiment / W&B project the runs go to.",
+)
+@click.option(
+    "--tracking-uri",
+    metavar="URI",
+    help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default).",
+)
+@ledger_options
+@json_option
+def export(target, topic, experiment, tracking_uri, ledger, as_json):
+    """Push the ledger's records (optionally of one topic) as runs with their metrics,
+    identity (params / config), topic, evidence level and record id (tags) and their
+    redacted snapshot (artifact). MLflow skips records already exported to the experiment;
+    W&B follows WANDB_MODE (offline: runs under WANDB_DIR, `wandb sync` uploads them)."""
+    entries = ledger.entries(topic)
+    _warn_skipped(ledger)
+    if target == "mlflow":
+        from stackcheck.integrations.mlflow import export_records
+
+        done = export_records(entries, experiment=experiment, tracking_uri=tracking_uri)
+    else:
+        from stackcheck.integrations.wandb import export_records as export_wandb
+
+        done = export_wandb(entries, project=experiment)
+    if as_json:
+        emit_json(done)
+    else:
+        new = sum(d["exported"] for d in done)
+        click.echo(f"exported {new} record(s) to {target} {experiment}; {len(done) - new} already there")
+    finish(0)
+
+
 @results.command(short_help="Rebuild the index from the files.")
 @ledger_options
 @json_option

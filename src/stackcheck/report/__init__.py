@@ -29,10 +29,6 @@ def write_site(out_dir: str | os.PathLike, site, *, generated_at: str = "") -> P
     text = render_page(site, generated_at=when, version=__version__)
     target = Path(out_dir) / INDEX
     try:
-        atomic_write(target, text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(target, 0o666 & ~mask)  # a page to publish: readable as any new file would be
-        return target
+        return atomic_write(target, text, shared=True)  # a page to publish
     except OSError as exc:
         raise cannot_write(target, "the review page", exc) from None
