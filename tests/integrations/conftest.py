@@ -6,6 +6,7 @@ import pytest
 
 from tests.factories import SNAPSHOTS
 from tests.report.conftest import SECRET_PASSWORD, SECRET_TOKEN, built  # noqa: F401  (fixture)
+from tests.results.conftest import registry_file  # noqa: F401  (fixture)
 
 
 @pytest.fixture

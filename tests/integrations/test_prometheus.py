@@ -11,7 +11,6 @@ from stackcheck.integrations.prometheus import metrics_text
 from stackcheck.models.finding import CheckResult, Report
 from tests.factories import SNAPSHOTS, missing_prerequisite
 from tests.integrations.conftest import SECRET_TOKEN
-from tests.results.conftest import REGISTRY
 
 
 def families(text: str) -> dict:
@@ -26,12 +25,8 @@ def families(text: str) -> dict:
 
 
 @pytest.fixture
-def registry(tmp_path):
-    import json
-
-    path = tmp_path / "profiles.json"
-    path.write_text(json.dumps(REGISTRY))
-    return path
+def registry(registry_file):
+    return registry_file
 
 
 def test_metrics_file_of_a_blocked_preflight(cli_main, registry, tmp_path):
@@ -110,7 +105,8 @@ def test_bad_metrics_path_is_one_line_exit_2(cli_main, registry, tmp_path):
     code, out, err = cli_main(*base, "--metrics-file", str(blocker / "x.prom"))
     assert (code, out) == (2, "")
     assert err == (
-        f"stackcheck: error: {blocker}: exists and is not a directory (expected the directory of --metrics-file)\n"
+        f"stackcheck: error: {blocker}: exists and is not a directory "
+        "(expected the directory of --metrics-file)\n"
     )
     assert list(tmp_path.glob("**/*.prom")) == []
 
