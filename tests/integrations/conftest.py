@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
-from tests.factories import SNAPSHOTS
+from tests.factories import SNAPSHOTS, missing_prerequisite
 from tests.report.conftest import SECRET_PASSWORD, SECRET_TOKEN, built  # noqa: F401  (fixture)
 from tests.results.conftest import registry_file  # noqa: F401  (fixture)
 
@@ -36,3 +38,11 @@ def no_secret_under(root) -> list[str]:
             if SECRET_TOKEN.encode() in data or SECRET_PASSWORD.encode() in data:
                 hits.append(str(path))
     return hits
+
+
+def need(module: str, extra: str):
+    """``module`` imported, or the test skips (fails under CI=true) naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        missing_prerequisite(f"{module} is not installed (pip install 'stackcheck[{extra}]')")

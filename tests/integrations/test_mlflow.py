@@ -7,16 +7,12 @@ import json
 
 import pytest
 
-from tests.factories import missing_prerequisite
-from tests.integrations.conftest import no_secret_under
+from tests.integrations.conftest import need, no_secret_under
 
 
 @pytest.fixture
 def tracking(tmp_path, monkeypatch):
-    try:
-        import mlflow
-    except ImportError:
-        missing_prerequisite("mlflow is not installed (pip install 'stackcheck[mlflow]')")
+    mlflow = need("mlflow", "mlflow")
     store = tmp_path / "mlruns"
     # mlflow-skinny has no SQL store; the file store is MLflow's own local store (in tmp)
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")

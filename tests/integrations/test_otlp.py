@@ -7,8 +7,7 @@ import pytest
 
 from stackcheck.integrations.otlp import export_report
 from stackcheck.models.finding import CheckResult, Report
-from tests.factories import missing_prerequisite
-from tests.integrations.conftest import SECRET_TOKEN
+from tests.integrations.conftest import SECRET_TOKEN, need
 
 
 def points(reader) -> dict[str, list[tuple[dict, float]]]:
@@ -24,11 +23,10 @@ def points(reader) -> dict[str, list[tuple[dict, float]]]:
 
 
 def test_verdicts_and_facts_as_gauges(secret_snapshot):
-    try:
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    except ImportError:
-        missing_prerequisite("opentelemetry-sdk is not installed (pip install 'stackcheck[otlp]')")
+    need("opentelemetry.sdk.metrics", "otlp")
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
     reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader])
     secret_snapshot.accelerators.driver_version = f"token={SECRET_TOKEN}"

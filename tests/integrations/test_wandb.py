@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import missing_prerequisite
-from tests.integrations.conftest import no_secret_under
+from tests.integrations.conftest import need, no_secret_under
 
 BLOCK = 32768  # the run file is a LevelDB-style log of protobuf records in 32 KiB blocks
 
@@ -79,10 +78,7 @@ def offline_runs(root: Path) -> dict[str, dict]:
 
 @pytest.fixture
 def offline(tmp_path, monkeypatch):
-    try:
-        import wandb
-    except ImportError:
-        missing_prerequisite("wandb is not installed (pip install 'stackcheck[wandb]')")
+    wandb = need("wandb", "wandb")
     root = tmp_path / "wandb-root"
     for var, sub in (
         ("WANDB_DIR", "runs"),
