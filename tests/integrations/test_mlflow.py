@@ -97,9 +97,10 @@ def test_results_export_to_mlflow(tracking, built, cli_main):
     assert hf3.data.params["stackcheck.torch"] == "2.8.0+cu128"
     assert hf3.info.status == "FINISHED"
     assert runs["broken"].data.tags["stackcheck.preflight.verdict"] == "blocked"
+    assert runs["oom"].info.status == "FAILED" and runs["oom"].data.tags["stackcheck.status"] == "failed"
     # exported once: a second export finds every record there already
     code, out, err = cli_main(
         "results", "export", "--to", "mlflow", "--experiment", "course", "--ledger-dir", str(ledger)
     )
-    assert (code, out, err) == (0, "exported 0 record(s) to mlflow course; 8 already there\n", "")
-    assert len(client.search_runs([exp.experiment_id])) == 8
+    assert (code, out, err) == (0, "exported 0 record(s) to mlflow course; 9 already there\n", "")
+    assert len(client.search_runs([exp.experiment_id])) == 9

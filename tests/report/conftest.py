@@ -63,6 +63,10 @@ def built(tmp_path_factory):
         put(flash)
         broken = full_draft(None, topic="smoke/broken-env", run_label="broken", profile="LAB-BROKEN")
         put(broken)
+        oom = full_draft(None, topic="smoke/broken-env", run_label="oom", status="failed", evidence="smoke")
+        oom["backend"] = {"name": "vllm", "version": "0.11.0", "args": {"max_num_seqs": 256}}
+        oom["failure_reason"] = "CUDA out of memory at max_num_seqs 256"
+        put(oom, snapshot="vllm-011-h100")
         ledger.decide(LATENCY, "baseline-sdpa", "ship sdpa; flash-attn gains <10%")
 
     mined = root / "mined.json"

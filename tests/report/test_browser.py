@@ -87,9 +87,9 @@ def test_page_in_chromium(browser, built, tmp_path, cli_main, request):
     topics = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "article.topic h3")]
     assert topics == ["bench/qwen2.5-0.5b-throughput", "inference/qwen2.5-0.5b-latency", "smoke/broken-env"]
     records = browser.find_elements(By.CSS_SELECTOR, 'tr[data-row="record"]')
-    assert len(records) == 8
+    assert len(records) == 9
     levels = [r.find_element(By.CSS_SELECTOR, "td[data-level]").text for r in records]
-    assert levels == ["measured"] * 7 + ["smoke"]
+    assert levels == ["measured"] * 7 + ["smoke", "smoke"]
     charts = browser.find_elements(By.CSS_SELECTOR, "svg.chart")
     assert len(charts) == 5  # two metrics (line + latest bars each) and the rules' coverage
     assert all(c.size["width"] > 300 for c in charts)
@@ -108,6 +108,16 @@ def test_page_in_chromium(browser, built, tmp_path, cli_main, request):
     box.send_keys(" ")  # input event; an all-space query shows everything
     assert all(r.is_displayed() for r in records)
     assert browser.find_element(By.ID, "filter-status").text == f"{len(every)} rows"
+
+    # print: the filter box is hidden and rows the filter hid are printed all the same
+    box.send_keys("vllm-run")
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    assert not browser.find_element(By.ID, "filter-box").is_displayed()
+    assert all(r.is_displayed() for r in records)
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    assert not records[0].is_displayed()
+    box.clear()
+    box.send_keys(" ")
 
     # no console errors (a CSP violation or a script error would be one)
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]

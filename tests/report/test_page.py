@@ -70,7 +70,7 @@ def test_page_shows_matrix_ledger_charts_and_rules(built, tmp_path, cli_main):
     assert "<strong>PKG001</strong> Requirement installed and satisfied" in broken  # its explanation
     # the ledger: every record, its level, what the next promotion still needs
     records = rows(page, "record")
-    assert len(records) == 8
+    assert len(records) == 9
     _, _, _, _, ids = built
     hf1 = next(r for r in records if ids["hf-run1"] in r)
     assert "<td data-level>measured</td>" in hf1 and "<strong>reproduced</strong>:" in hf1
@@ -81,7 +81,7 @@ def test_page_shows_matrix_ledger_charts_and_rules(built, tmp_path, cli_main):
     assert len(decisions) == 1
     assert "ship sdpa; flash-attn gains &lt;10% <strong>(current)</strong>" in decisions[0]
     diffs = re.findall(r'<div class="diff" data-row="diff">.*?</div>', page, re.S)
-    assert len(diffs) == 2  # one per topic with two candidates
+    assert len(diffs) == 3  # one per topic: each has two candidates
     latency = next(d for d in diffs if "attn_implementation" in d and "flash_attention_2" in d)
     assert "backend.args.attn_implementation: sdpa → flash_attention_2" in latency
     assert "latency_p50_ms: 41.2 → 38 ms  (-7.8%)" in latency
@@ -90,6 +90,14 @@ def test_page_shows_matrix_ledger_charts_and_rules(built, tmp_path, cli_main):
     assert figures == [("throughput", "1"), ("latency_p50_ms", "0")]
     assert page.count('<path class="regression"') == 1
     assert "transformers 4.57.1 hf-run3: 700 tok/s — regression" in page
+    # the compatibility matrix: each backend's latest run per environment
+    compat = rows(page, "compat")
+    assert [re.search(r'<th scope="row">(.*?)</th>', r).group(1) for r in compat] == [
+        "transformers 4.57.1",
+        "vllm 0.11.0",
+    ]
+    assert re.findall(r'data-status="(\w+)"', "".join(compat)) == ["ok", "failed"]
+    assert "CUDA out of memory at max_num_seqs 256" in compat[1]
     # mined rules: coverage, reproduce rate, false positives, scope
     rules = rows(page, "rule")
     assert [re.search(r'data-rule="([\w-]+)"', r).group(1) for r in rules] == ["MINED-A1", "MINED-B2"]
@@ -134,7 +142,7 @@ def test_corrupt_and_tampered_records_are_marked_never_fatal(built, ledger_copy,
     assert "NOT TRUSTED: tampered: content hashes to" in marked[0]
     assert "not judged: the file is not trusted" in marked[0]
     assert "9999" not in re.search(r'<section id="bench".*?</section>', page, re.S).group(0)
-    assert len(rows(page, "record")) == 7  # the unreadable one is among the problems only
+    assert len(rows(page, "record")) == 8  # the unreadable one is among the problems only
 
 
 def test_unwritable_output_dir_is_one_line_exit_2(built, tmp_path, cli_main):
@@ -163,3 +171,29 @@ def test_chart_text_is_escaped_and_the_axis_covers_every_point():
 def test_direction_of_better():
     assert lower_is_better("latency_p50_ms", "ms") and lower_is_better("step", "s")
     assert not lower_is_better("throughput", "tok/s") and not lower_is_better("accuracy", "")
+
+
+def _luminance(hex_colour: str) -> float:
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_verdict_colours_and_chart_lines_meet_wcag_contrast():
+    from stackcheck.report.page import CSS
+    from stackcheck.report.svg import PALETTE, REGRESSION
+
+    badges = re.findall(r"\.v-(\w+)[^{]*\{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6});", CSS)
+    assert [b[0] for b in badges] == ["ok", "warning", "blocked", "skipped"]
+    assert [round(contrast(bg, fg), 1) >= 4.5 for _, bg, fg in badges] == [True] * 4  # AA, normal text
+    assert contrast("#1a1a1a", "#ffffff") >= 7  # body text: AAA
+    assert contrast("#4d4d4d", "#ffffff") >= 4.5 and contrast("#0b4f9c", "#ffffff") >= 4.5  # muted, links
+    assert [contrast(c, "#ffffff") >= 3 for c in (*PALETTE, REGRESSION)] == [True] * 9  # graphics: 3:1

@@ -20,7 +20,7 @@ from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_text, redact_value
 from stackcheck.results.contract import LEVELS, ResultRecord
 
-__all__ = ["Cell", "Chart", "Site", "gather"]
+__all__ = ["Cell", "Chart", "Run", "Site", "gather"]
 
 MAX_DIFFS = 20  # candidate pairs diffed per topic (adjacent pairs, oldest first)
 # words in a metric's name or unit that say a smaller number is better
@@ -92,8 +92,21 @@ class Chart:
 
 
 @dataclass
+class Run:
+    """The latest run of a backend on an environment (the compatibility matrix)."""
+
+    backend: str
+    environment: str
+    status: str
+    record: str
+    when: str
+    reason: str = ""
+
+
+@dataclass
 class Site:
     cells: list[Cell] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
     topics: list[Topic] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
     rules: list[SummaryRow] = field(default_factory=list)
@@ -201,6 +214,7 @@ def _ledger(site: Site, ledger) -> None:
     specs = all_checks(everywhere=True)
     topics: dict[str, Topic] = {}
     newest: dict[str, dict[str, ResultRecord]] = {}  # topic → candidate → newest record
+    latest: dict[tuple[str, str], Run] = {}
     for entry in entries:
         rec = redact_value(entry.record)
         topic = topics.setdefault(rec.topic, Topic(rec.topic))
@@ -224,6 +238,12 @@ def _ledger(site: Site, ledger) -> None:
             )
         )
         _chart(site, rec, entry.level, bool(entry.flags))
+        run = Run(
+            _backend(rec), environment_label(rec.snapshot), rec.status, short(rec.digest), rec.created_at
+        )
+        run.reason = rec.failure_reason
+        latest[(run.backend, run.environment)] = run  # entries come oldest first
+    site.runs = [latest[k] for k in sorted(latest)]
     known = {short(e.record.digest, 64) for e in entries}
     for report in validate_ledger(ledger):
         if report.valid:

@@ -106,7 +106,7 @@ def render_page(site: Site, *, generated_at: str, version: str) -> str:
     body = [
         _matrix(site),
         _ledger(site.topics),
-        _charts(site.charts),
+        _charts(site.charts, _compat(site)),
         _rules(site),
         _problems(site),
     ]
@@ -284,7 +284,7 @@ def _ledger(topics: list[Topic]) -> str:
     return "".join(out)
 
 
-def _charts(charts: list[Chart]) -> str:
+def _charts(charts: list[Chart], compat: str) -> str:
     out = [
         '<section id="bench" aria-labelledby="bench-h"><h2 id="bench-h">Measured metrics per backend</h2>',
         '<p class="muted">Records at evidence level measured or above, one series per backend, runs oldest '
@@ -293,6 +293,7 @@ def _charts(charts: list[Chart]) -> str:
     ]
     if not charts:
         out.append('<p class="muted">No measured records.</p>')
+    out.append(compat)
     for i, chart in enumerate(charts):
         better = "lower is better" if chart.lower_is_better else "higher is better"
         title = f"{chart.topic}: {chart.metric} ({chart.unit or 'no unit'}, {better})"
@@ -309,6 +310,38 @@ def _charts(charts: list[Chart]) -> str:
             + "</figure>"
         )
     out.append("</section>")
+    return "".join(out)
+
+
+def _compat(site: Site) -> str:
+    """Backends × environments: the status of each backend's latest run on each environment."""
+    if not site.runs:
+        return ""
+    envs = sorted({r.environment for r in site.runs})
+    backends = sorted({r.backend for r in site.runs})
+    by_key = {(r.backend, r.environment): r for r in site.runs}
+    out = [
+        '<table id="compat-table"><caption>Backends × environments: the latest run of each backend</caption>'
+        '<thead><tr><th scope="col">backend</th>'
+    ]
+    out.extend(f'<th scope="col">{_e(env)}</th>' for env in envs)
+    out.append("</tr></thead><tbody>")
+    for backend in backends:
+        out.append(f'<tr data-row="compat"><th scope="row">{_e(backend)}</th>')
+        for env in envs:
+            run = by_key.get((backend, env))
+            if run is None:
+                out.append('<td class="muted">no run</td>')
+                continue
+            verdict = "ok" if run.status == "ok" else "blocked"
+            reason = f" {_e(run.reason)}" if run.reason else ""
+            out.append(
+                f'<td data-status="{_e(run.status)}"><span class="v v-{verdict}">{_e(run.status)}</span>'
+                f"{reason}"
+                f'<br><span class="muted">{_e(run.record)}, {_e(run.when[:10])}</span></td>'
+            )
+        out.append("</tr>")
+    out.append("</tbody></table>")
     return "".join(out)
 
 
