@@ -152,29 +152,42 @@ def _matrix(site: Site) -> str:
         "follow a verdict to its checks and fixes.</p>"
     )
     by_key = {(c.profile, c.environment): c for c in site.cells}
+
+    def cell(p: str, env: str) -> str:
+        c = by_key.get((p, env))
+        if c is None:
+            return '<td class="muted">not judged</td>'
+        return (
+            f'<td data-verdict="{_e(c.verdict)}"><a href="#{c.anchor}" '
+            f'aria-label="{_e(p)} on {_e(env)}: {_e(c.verdict)}, details">{_verdict(c.verdict)}</a></td>'
+        )
+
     out.append(
-        '<table id="matrix-table"><caption>Latest preflight verdict per profile and environment</caption>'
+        _grid("matrix-table", "Latest preflight verdict per profile and environment", "profile", "matrix")(
+            profiles, envs, cell
+        )
     )
-    out.append('<thead><tr><th scope="col">profile</th>')
-    out.extend(f'<th scope="col">{_e(env)}</th>' for env in envs)
-    out.append("</tr></thead><tbody>")
-    for p in profiles:
-        out.append(f'<tr data-row="matrix" data-profile="{_e(p)}"><th scope="row">{_e(p)}</th>')
-        for env in envs:
-            cell = by_key.get((p, env))
-            if cell is None:
-                out.append('<td class="muted">not judged</td>')
-            else:
-                out.append(
-                    f'<td data-verdict="{_e(cell.verdict)}"><a href="#{cell.anchor}" '
-                    f'aria-label="{_e(p)} on {_e(env)}: {_e(cell.verdict)}, details">'
-                    f"{_verdict(cell.verdict)}</a></td>"
-                )
-        out.append("</tr>")
-    out.append("</tbody></table>")
     out.extend(_cell_detail(c) for c in site.cells)
     out.append("</section>")
     return "".join(out)
+
+
+def _grid(table_id: str, caption: str, corner: str, kind: str):
+    """A table of rows × columns whose cells ``cell(row, column)`` renders (a ``<td>``)."""
+
+    def render(rows: list[str], columns: list[str], cell) -> str:
+        out = [f'<table id="{table_id}"><caption>{_e(caption)}</caption><thead><tr>']
+        out.append(f'<th scope="col">{_e(corner)}</th>')
+        out.extend(f'<th scope="col">{_e(c)}</th>' for c in columns)
+        out.append("</tr></thead><tbody>")
+        for r in rows:
+            out.append(f'<tr data-row="{kind}"><th scope="row">{_e(r)}</th>')
+            out.extend(cell(r, c) for c in columns)
+            out.append("</tr>")
+        out.append("</tbody></table>")
+        return "".join(out)
+
+    return render
 
 
 def _cell_detail(cell: Cell) -> str:
@@ -320,28 +333,20 @@ def _compat(site: Site) -> str:
     envs = sorted({r.environment for r in site.runs})
     backends = sorted({r.backend for r in site.runs})
     by_key = {(r.backend, r.environment): r for r in site.runs}
-    out = [
-        '<table id="compat-table"><caption>Backends × environments: the latest run of each backend</caption>'
-        '<thead><tr><th scope="col">backend</th>'
-    ]
-    out.extend(f'<th scope="col">{_e(env)}</th>' for env in envs)
-    out.append("</tr></thead><tbody>")
-    for backend in backends:
-        out.append(f'<tr data-row="compat"><th scope="row">{_e(backend)}</th>')
-        for env in envs:
-            run = by_key.get((backend, env))
-            if run is None:
-                out.append('<td class="muted">no run</td>')
-                continue
-            verdict = "ok" if run.status == "ok" else "blocked"
-            reason = f" {_e(run.reason)}" if run.reason else ""
-            out.append(
-                f'<td data-status="{_e(run.status)}"><span class="v v-{verdict}">{_e(run.status)}</span>'
-                f"{reason}"
-                f'<br><span class="muted">{_e(run.record)}, {_e(run.when[:10])}</span></td>'
-            )
-        out.append("</tr>")
-    out.append("</tbody></table>")
+
+    def cell(backend: str, env: str) -> str:
+        run = by_key.get((backend, env))
+        if run is None:
+            return '<td class="muted">no run</td>'
+        verdict = "ok" if run.status == "ok" else "blocked"
+        reason = f" {_e(run.reason)}" if run.reason else ""
+        return (
+            f'<td data-status="{_e(run.status)}"><span class="v v-{verdict}">{_e(run.status)}</span>{reason}'
+            f'<br><span class="muted">{_e(run.record)}, {_e(run.when[:10])}</span></td>'
+        )
+
+    caption = "Backends × environments: the latest run of each backend"
+    out = [_grid("compat-table", caption, "backend", "compat")(backends, envs, cell)]
     return "".join(out)
 
 
