@@ -117,10 +117,11 @@ def test_label_values_are_escaped_and_redacted(secret_snapshot):
     report = Report(
         profile="LAB-GPU", verdict="warning", checks=[CheckResult(id="X1", title="t", verdict="warning")]
     )
-    text = metrics_text(report, secret_snapshot, now=1700000000.5)
+    text = metrics_text(report, secret_snapshot, now=1796126527.9)
     assert SECRET_TOKEN not in text
     got = families(text)
     (labels,) = got["stackcheck_environment_info"]
     assert dict(labels)["python"] == 'odd "3.12"\\build\nline'
     assert dict(labels)["driver"] == "token=<redacted>"
-    assert got["stackcheck_preflight_timestamp_seconds"] == {(("profile", "LAB-GPU"),): 1700000000.0}
+    assert got["stackcheck_preflight_timestamp_seconds"] == {(("profile", "LAB-GPU"),): 1796126527.0}
+    assert 'stackcheck_preflight_timestamp_seconds{profile="LAB-GPU"} 1796126527\n' in text

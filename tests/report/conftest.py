@@ -31,11 +31,15 @@ def _bench(run_label: str, backend: dict, value: float, raw_log: Path) -> dict:
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
     """(ledger dir, registry file, rule file, preflight report file, record ids by label)."""
+    return build_inputs(tmp_path_factory.mktemp("report-ledger"))
+
+
+def build_inputs(root: Path):
+    """The ledger and files of :func:`built` under ``root`` (also what docs/report.md shows)."""
     from stackcheck.catalog import load_catalog
     from stackcheck.results import record
     from stackcheck.results.ledger import Ledger
 
-    root = tmp_path_factory.mktemp("report-ledger")
     registry = root / "environment-profiles.json"
     registry.write_text(json.dumps(REGISTRY))
     catalog = load_catalog(str(registry))

@@ -40,6 +40,11 @@ def _label(value: str) -> str:
     return redact_text(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
+def _number(value: float) -> str:
+    """A sample value exactly (``%g`` would print a Unix time as 1.79613e+09)."""
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
 def _labels(**labels: str) -> str:
     return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in labels.items()) + "}"
 
@@ -52,7 +57,7 @@ def metrics_text(report: Report, snapshot: Snapshot | None = None, *, now: float
     def family(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
         lines.append(f"# HELP {name} {help_text}")
         lines.append(f"# TYPE {name} {kind}")
-        lines.extend(f"{name}{labels} {value:g}" for labels, value in samples)
+        lines.extend(f"{name}{labels} {_number(value)}" for labels, value in samples)
 
     states = [v for v in VERDICTS if v != "skipped"]
     family(
