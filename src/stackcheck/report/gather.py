@@ -211,23 +211,25 @@ def _ledger(site: Site, ledger) -> None:
     from stackcheck.results.validation import validate_ledger
 
     entries = ledger.entries()
+    evidence = _Loaded(ledger, entries)
     specs = all_checks(everywhere=True)
     topics: dict[str, Topic] = {}
     newest: dict[str, dict[str, ResultRecord]] = {}  # topic → candidate → newest record
     latest: dict[tuple[str, str], Run] = {}
     for entry in entries:
-        rec = redact_value(entry.record)
+        rec = _shown(entry.record)
+        env = redact_text(environment_label(entry.record.snapshot))
         topic = topics.setdefault(rec.topic, Topic(rec.topic))
         row = _row(rec, entry.level, [f.text for f in entry.flags])
         if row.next_level:
-            row.needs = ladder.missing(entry.record, row.next_level, ledger)  # type: ignore[arg-type]
+            row.needs = ladder.missing(entry.record, row.next_level, evidence)  # type: ignore[arg-type]
             row.needs = [redact_text(n) for n in row.needs]
         _candidate(topic, rec).rows.append(row)
-        newest.setdefault(rec.topic, {})[rec.identity_key] = rec
+        newest.setdefault(rec.topic, {})[rec.identity_key] = entry.record  # diffed, then redacted
         site.cells.append(
             Cell(
                 profile=rec.profile.id,
-                environment=environment_label(rec.snapshot),
+                environment=env,
                 verdict=rec.profile.verdict,
                 source=f"ledger record {short(rec.digest)} ({rec.topic} / {rec.run_label})",
                 when=rec.created_at,
@@ -238,9 +240,7 @@ def _ledger(site: Site, ledger) -> None:
             )
         )
         _chart(site, rec, entry.level, bool(entry.flags))
-        run = Run(
-            _backend(rec), environment_label(rec.snapshot), rec.status, short(rec.digest), rec.created_at
-        )
+        run = Run(_backend(rec), env, rec.status, short(rec.digest), rec.created_at)
         run.reason = rec.failure_reason
         latest[(run.backend, run.environment)] = run  # entries come oldest first
     site.runs = [latest[k] for k in sorted(latest)]
@@ -267,6 +267,32 @@ def _ledger(site: Site, ledger) -> None:
     site.topics = [topics[k] for k in sorted(topics)]
 
 
+class _Loaded:
+    """The ledger evidence the ladder asks for (:class:`stackcheck.results.ladder.Evidence`),
+    answered from the entries already read: a page of N records reads each file once, not
+    once per record of its candidate."""
+
+    def __init__(self, ledger, entries) -> None:
+        self._ledger = ledger
+        self._runs: dict[str, list[ResultRecord]] = {}
+        self._flags = {e.record.digest: list(e.flags) for e in entries}
+        for e in entries:
+            self._runs.setdefault(e.record.identity_key, []).append(e.record)
+        self._decisions: dict[tuple[str, str], list] = {}
+
+    def same_candidate(self, record: ResultRecord) -> list[ResultRecord]:
+        return self._runs.get(record.identity_key, [])
+
+    def flags(self, record: ResultRecord) -> list:
+        return self._flags.get(record.digest, [])
+
+    def decisions(self, topic: str, run_label: str) -> list:
+        key = (topic, run_label)
+        if key not in self._decisions:
+            self._decisions[key] = self._ledger.decisions(topic, run_label)
+        return self._decisions[key]
+
+
 def _tampered(topics: dict[str, Topic], path: Path, problems: list[str]) -> None:
     """A record file that decodes but fails its checks: shown in its topic, marked."""
     from stackcheck.results.ledger import read_verified
@@ -274,12 +300,21 @@ def _tampered(topics: dict[str, Topic], path: Path, problems: list[str]) -> None
     obj, _ = read_verified(path, ResultRecord)
     if not isinstance(obj, ResultRecord):
         return  # unreadable: listed among the problems only
-    rec = redact_value(obj)
+    rec = _shown(obj)
     row = _row(rec, rec.evidence, [])
     row.id = path.stem[:16]
     row.next_level = ""
     row.problems = [redact_text(p) for p in problems]
     _candidate(topics.setdefault(rec.topic, Topic(rec.topic)), rec).rows.append(row)
+
+
+def _shown(record: ResultRecord) -> ResultRecord:
+    """A record as the page shows it: redacted, without its snapshot (the page shows only the
+    environment's label and the diff, redacted where they are made; redacting every record's
+    whole snapshot was half the time of a page)."""
+    import msgspec
+
+    return redact_value(msgspec.structs.replace(record, snapshot=Snapshot()))
 
 
 def _row(rec: ResultRecord, level: str, flags: list[str]) -> RecordRow:
