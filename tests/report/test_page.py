@@ -197,3 +197,26 @@ def test_verdict_colours_and_chart_lines_meet_wcag_contrast():
     assert contrast("#1a1a1a", "#ffffff") >= 7  # body text: AAA
     assert contrast("#4d4d4d", "#ffffff") >= 4.5 and contrast("#0b4f9c", "#ffffff") >= 4.5  # muted, links
     assert [contrast(c, "#ffffff") >= 3 for c in (*PALETTE, REGRESSION)] == [True] * 9  # graphics: 3:1
+
+
+def test_each_ledger_file_is_read_at_most_twice(built, tmp_path, cli_main, monkeypatch):
+    """Once to list it, once to validate it — never once per record of its candidate (the
+    ladder's evidence comes from the records already read), so a page stays linear in the ledger."""
+    from collections import Counter
+
+    from stackcheck.results import ledger as ledger_module
+    from stackcheck.results import validation
+
+    reads: Counter = Counter()
+    for module in (ledger_module, validation):
+        real = module.read_bytes
+
+        def counted(path, what="file", _real=real):
+            reads[str(path)] += 1
+            return _real(path, what)
+
+        monkeypatch.setattr(module, "read_bytes", counted)
+    code, _, _ = build(cli_main, tmp_path / "site", built)
+    assert code == 0
+    records = {str(p) for p in (built[0] / "records").glob("*.json")}
+    assert {p: n for p, n in reads.items() if p in records} == {p: 2 for p in records}
