@@ -70,6 +70,8 @@ def offline_runs(root: Path) -> dict[str, dict]:
                 run["artifacts"].append(
                     (r.artifact.name, r.artifact.type, [e.path for e in r.artifact.manifest.contents])
                 )
+            elif kind == "environment":
+                run.setdefault("environment", []).append(r.environment)
             elif kind == "exit":
                 run["exit"] = r.exit.exit_code
         runs[name] = run
@@ -144,3 +146,5 @@ def test_results_export_to_wandb_offline(offline, built, cli_main):
     assert flash["config"]["stackcheck"]["versions"]["torch"] == "2.8.0+cu128"
     assert flash["artifacts"] == [("stackcheck-snapshot", "environment", ["snapshot.json"])]
     assert flash["exit"] == 0
+    # no system metadata: the command line (it could hold a --ledger DSN's password) stays here
+    assert [list(e.args) for e in flash.get("environment", [])] == []

@@ -81,7 +81,11 @@ def export_records(entries, *, project: str = "stackcheck", entity: str | None =
             notes=rec.notes or None,
             config={"identity": record_identity(rec), **tags},
             reinit="create_new",
-            settings=wandb.Settings(console="off", x_disable_stats=True, save_code=False, disable_git=True),
+            # no system metadata: W&B would store this process's command line (a --ledger DSN
+            # with its password), host and program; the record's own snapshot says what matters
+            settings=wandb.Settings(
+                console="off", x_disable_stats=True, x_disable_meta=True, save_code=False, disable_git=True
+            ),
         )
         try:
             for name, m in sorted(rec.metrics.items()):
