@@ -57,7 +57,7 @@ pre { background: #f6f6f6; border: 1px solid var(--line); padding: .5rem; overfl
 .detail:target { border-left-color: #1a73e8; background: #f3f8ff; }
 .problem { border-left-color: #7a0c05; }
 [hidden] { display: none !important; }
-section, .detail, article { scroll-margin-top: 9rem; }  /* a followed link is not under the header */
+section, .detail, article { scroll-margin-top: 11rem; }  /* a followed link is not under the header */
 @media print {
   header { position: static; } #filter-box, nav { display: none; }
   [data-row][hidden] { display: revert !important; }

@@ -74,9 +74,14 @@ def line_chart(
     parts.append(
         f'<text class="axis" x="14" y="{TOP + plot_h / 2:.0f}" text-anchor="middle" '
         f'transform="rotate(-90 14 {TOP + plot_h / 2:.0f})">{escape(unit or "value")}</text>'
-        f'<text class="axis" x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 36}" text-anchor="middle">'
+        f'<text class="axis" x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 26}" text-anchor="middle">'
         "run (oldest first)</text>"
     )
+    step = max(1, math.ceil(n / 20))  # at most about 20 run numbers under the axis
+    for i in range(0, n, step):
+        parts.append(
+            f'<text class="tick" x="{x(i):.1f}" y="{TOP + plot_h + 14}" text-anchor="middle">{i + 1}</text>'
+        )
     for k, (name, pts) in enumerate(series.items()):
         colour = PALETTE[k % len(PALETTE)]
         coords = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, (_, v, _) in enumerate(pts))
