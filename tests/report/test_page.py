@@ -220,3 +220,67 @@ def test_each_ledger_file_is_read_at_most_twice(built, tmp_path, cli_main, monke
     assert code == 0
     records = {str(p) for p in (built[0] / "records").glob("*.json")}
     assert {p: n for p, n in reads.items() if p in records} == {p: 2 for p in records}
+
+
+def test_bad_inputs_are_one_line_exit_2(built, tmp_path, cli_main):
+    bad = tmp_path / "report.json"
+    bad.write_text('{"kind": "preflight", "verdict": "maybe"}')
+    code, out, err = cli_main("report", "--html", str(tmp_path / "site"), "--preflight", str(bad))
+    assert (code, out, len(err.splitlines())) == (2, "", 1)
+    assert err.startswith(f"stackcheck: error: {bad}: ") and "verdict" in err
+    code, out, err = cli_main(
+        "report", "--html", str(tmp_path / "site"), "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"),
+        "--registry", str(built[1]), "-p", "NO-SUCH-PROFILE",
+    )  # fmt: skip
+    assert (code, out, len(err.splitlines())) == (2, "", 1)
+    assert "NO-SUCH-PROFILE" in err
+    assert not (tmp_path / "site").exists()  # nothing written before the inputs are known good
+
+
+def test_hostile_text_is_escaped_everywhere():
+    """Free text from records and reports (decisions, failure reasons, check output) cannot
+    add markup to the page: every tag on it is one the renderer wrote."""
+    from html.parser import HTMLParser
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from stackcheck.models.finding import CheckResult
+    from stackcheck.report.gather import Candidate, Cell, RecordRow, Site, Topic
+    from stackcheck.report.page import render_page
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            self.seen.add(tag)
+
+    def tags(page: str) -> set[str]:
+        p = Tags()
+        p.seen = set()
+        p.feed(page)
+        return p.seen
+
+    def site(text: str) -> Site:
+        row = RecordRow(
+            text[:16], text, "2026", "measured", "ok", text, [(text, 1.0, text)], "reproduced", [text]
+        )
+        row.flags = [text]
+        check = CheckResult(id=text, title=text, verdict="blocked", observed=text, expected=text, fix=text)
+        topic = Topic(
+            text, [Candidate(text, text, text, [row])], [(text, text, text, True)], [(text, text, text)]
+        )
+        return Site(
+            cells=[Cell(text, text, "blocked", text, text, [check], anchor="cell-0")],
+            topics=[topic],
+            problems=[(text, [text])],
+        )
+
+    allowed = tags(render_page(site("plain"), generated_at="now", version="0"))
+
+    @settings(max_examples=60)
+    @given(st.text(alphabet=st.sampled_from("<>\"&'/=ab sciptg!-"), min_size=1, max_size=40))
+    def check(text):
+        page = render_page(site(text), generated_at="now", version="0")
+        assert tags(page) <= allowed
+        assert page.count("<script>") == 1
+
+    check()
