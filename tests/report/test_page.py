@@ -284,3 +284,19 @@ def test_hostile_text_is_escaped_everywhere():
         assert page.count("<script>") == 1
 
     check()
+
+
+def test_without_a_ledger_the_page_says_so_and_creates_none(tmp_path, cli_main, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STACKCHECK_LEDGER_DIR", raising=False)
+    monkeypatch.delenv("STACKCHECK_LEDGER", raising=False)
+    code, out, err = cli_main("report", "--html", "site")
+    assert (code, err) == (0, "")
+    assert out == (
+        "wrote site/index.html: 0 profile(s) × 0 environment(s), 0 topic(s), 0 chart(s), "
+        "0 mined rule(s), 0 problem(s)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no .stackcheck made
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "No preflight verdicts: give --ledger, --preflight or --snapshot." in page
+    assert '<p class="muted">No records.</p>' in page
