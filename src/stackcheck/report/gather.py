@@ -148,9 +148,10 @@ def gather(
     ledger and the reports name, else every profile of the catalog)."""
     site = Site(rules=[redact_value(r) for r in rules])
     if ledger is not None:
-        site.sources.append(f"ledger {ledger.root}")
+        site.sources.append(redact_text(f"ledger {ledger.root}"))
         _ledger(site, ledger)
     for label, report in reports:
+        label = redact_text(label)
         site.sources.append(f"preflight report {label}")
         report = redact_value(report)
         site.cells.append(
@@ -174,9 +175,15 @@ def gather(
 def _judge(site: Site, snapshots, profiles, catalog) -> None:
     from stackcheck.judge import judge
 
+    if catalog is None:
+        from stackcheck.catalog import load_catalog
+
+        catalog = load_catalog(None)
+
     wanted = list(profiles) or sorted({c.profile for c in site.cells if c.profile in catalog})
     chosen = [catalog.get(p) for p in wanted] if wanted else [catalog.get(s.id) for s in catalog.summaries()]
     for label, snapshot in snapshots:
+        label = redact_text(label)
         site.sources.append(f"snapshot {label}")
         for profile in chosen:
             report = redact_value(judge(snapshot, command="preflight", profile=profile))
