@@ -30,6 +30,12 @@ from stackcheck.cli.common import (
     help="Also write the verdicts and key facts for node-exporter's textfile collector (a *.prom file, "
     "written atomically).",
 )
+@click.option(
+    "--otlp",
+    is_flag=True,
+    help="Also push the verdicts and key facts as OTLP metrics (opentelemetry-sdk; endpoint from "
+    "OTEL_EXPORTER_OTLP_ENDPOINT).",
+)
 @judging_options
 def preflight(
     profile_id,
@@ -38,6 +44,7 @@ def preflight(
     source,
     deep,
     metrics_file,
+    otlp,
     skip,
     as_json,
     as_markdown,
@@ -79,6 +86,13 @@ def preflight(
         from stackcheck.integrations.prometheus import write_metrics_file
 
         write_metrics_file(metrics_file, report, snapshot)
+    if otlp:
+        from stackcheck.integrations.otlp import export_report
+
+        if not export_report(report, snapshot):
+            click.echo(
+                "stackcheck: warning: the OTLP export was not delivered (see OTEL_EXPORTER_OTLP_*)", err=True
+            )
     emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
     from stackcheck.models.finding import exit_code
 
