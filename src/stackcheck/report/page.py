@@ -100,7 +100,7 @@ def _e(value: object) -> str:
 
 def _verdict(v: str) -> str:
     v = v or "unknown"
-    return f'<span class="v v-{_e(v)}">{_e(VERDICT_LABEL.get(v, v))}</span>'
+    return f'<span class="v v-{_e(v)}">{_e(v)}</span>'  # the word itself: colour is a second cue
 
 
 def render_page(site: Site, *, generated_at: str, version: str) -> str:
