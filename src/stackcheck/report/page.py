@@ -14,14 +14,6 @@ from stackcheck.report.svg import bar_chart, line_chart
 
 __all__ = ["render_page"]
 
-VERDICT_LABEL = {
-    "ok": "ok",
-    "warning": "warning",
-    "blocked": "blocked",
-    "error": "error",
-    "skipped": "skipped",
-}
-
 CSS = """
 :root { color-scheme: light; --fg: #1a1a1a; --muted: #4d4d4d; --line: #c8c8c8; --bg: #ffffff; }
 * { box-sizing: border-box; }
