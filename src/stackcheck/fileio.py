@@ -137,10 +137,13 @@ def cannot_write(path: str | os.PathLike, what: str, exc: OSError) -> InputError
     return InputError(f"{path}: cannot write {what}: {exc.strerror or exc}")
 
 
-def atomic_write(path: str | os.PathLike, data: bytes | str, *, exclusive: bool = False) -> Path:
+def atomic_write(
+    path: str | os.PathLike, data: bytes | str, *, exclusive: bool = False, shared: bool = False
+) -> Path:
     """Write ``data`` to ``path`` via a temporary file in the same directory, fsync, then
     rename. With ``exclusive`` the target must not exist (``FileExistsError`` otherwise), and
-    the final step is a hard link, so a concurrent writer can never be overwritten."""
+    the final step is a hard link, so a concurrent writer can never be overwritten. ``shared``:
+    readable by others as a plain new file would be (0666 less the umask; default 0600)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
@@ -148,6 +151,10 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, exclusive: bool 
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            if shared:
+                mask = os.umask(0)
+                os.umask(mask)
+                os.fchmod(fh.fileno(), 0o666 & ~mask)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

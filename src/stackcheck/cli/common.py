@@ -220,6 +220,11 @@ def one_output(**flags: bool) -> None:
 def judge_environment(command: str, *, profile=None, source=None, skip=(), deep=False):
     """The Report of a judging command (preflight, doctor): obtain the snapshot from the
     source of facts (``stackcheck.sources.FactSource``; live when None), run the command's checks."""
+    return judged_environment(command, profile=profile, source=source, skip=skip, deep=deep)[1]
+
+
+def judged_environment(command: str, *, profile=None, source=None, skip=(), deep=False):
+    """(snapshot, Report) of :func:`judge_environment`, for a command that reports facts too."""
     from stackcheck.environment import obtain
     from stackcheck.judge import judge
     from stackcheck.probe import JUDGED
@@ -231,4 +236,4 @@ def judge_environment(command: str, *, profile=None, source=None, skip=(), deep=
     report = judge(snapshot, command=command, profile=profile, skip=skip, deep=deep)
     if source is not None and source.kind == "kernel":
         report.environment["kernel"] = source.value
-    return report
+    return snapshot, report

@@ -9,7 +9,7 @@ from stackcheck.cli.common import (
     emit_json,
     emit_report,
     finish,
-    judge_environment,
+    judged_environment,
     judging_options,
     one_output,
     profile_option,
@@ -24,6 +24,18 @@ from stackcheck.cli.common import (
 @registry_option
 @rules_option
 @deep_option
+@click.option(
+    "--metrics-file",
+    metavar="PATH",
+    help="Also write the verdicts and key facts for node-exporter's textfile collector (a *.prom file, "
+    "written atomically).",
+)
+@click.option(
+    "--otlp",
+    is_flag=True,
+    help="Also push the verdicts and key facts as OTLP metrics (opentelemetry-sdk; endpoint from "
+    "OTEL_EXPORTER_OTLP_ENDPOINT).",
+)
 @judging_options
 def preflight(
     profile_id,
@@ -31,6 +43,8 @@ def preflight(
     registry,
     source,
     deep,
+    metrics_file,
+    otlp,
     skip,
     as_json,
     as_markdown,
@@ -60,7 +74,7 @@ def preflight(
     if not profile_id:
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
     profile = catalog.get(profile_id)
-    report = judge_environment(
+    snapshot, report = judged_environment(
         "preflight",
         profile=profile,
         source=source,
@@ -68,6 +82,17 @@ def preflight(
         deep=deep,
     )
     report.environment["registry"] = catalog.source
+    if metrics_file:
+        from stackcheck.integrations.prometheus import write_metrics_file
+
+        write_metrics_file(metrics_file, report, snapshot)
+    if otlp:
+        from stackcheck.integrations.otlp import export_report
+
+        if not export_report(report, snapshot):
+            click.echo(
+                "stackcheck: warning: the OTLP export was not delivered (see OTEL_EXPORTER_OTLP_*)", err=True
+            )
     emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
     from stackcheck.models.finding import exit_code
 

@@ -18,8 +18,11 @@ from stackcheck.cli.common import (
 LEVEL_CHOICE = click.Choice(["smoke", "mechanism", "measured", "reproduced", "delivery"])
 
 
-def ledger_options(fn):
-    """--ledger-dir / --ledger on every subcommand that touches the ledger; passes ``ledger``."""
+def ledger_options(fn=None, *, optional: bool = False):
+    """--ledger-dir / --ledger on every subcommand that touches the ledger; passes ``ledger``
+    (``optional``: None when neither is given and the default ledger directory does not exist)."""
+    if fn is None:
+        return functools.partial(ledger_options, optional=optional)
 
     @click.option(
         "--ledger-dir",
@@ -43,6 +46,8 @@ def ledger_options(fn):
         from stackcheck.results.ledger import Ledger, default_root
 
         url = parse_ledger_url(ledger_url) if ledger_url else None
+        if optional and not (ledger_dir or url or default_root().is_dir()):
+            return fn(*args, ledger=None, **kwargs)
         with Ledger(ledger_dir or default_root(), url) as ledger:
             return fn(*args, ledger=ledger, **kwargs)
 
@@ -265,6 +270,46 @@ def assets(topic, ledger, as_json):
         emit_json(rows)
     else:
         click.echo(assets_markdown(rows), nl=False)
+    finish(0)
+
+
+@results.command(short_help="Push records to MLflow or W&B as runs.")
+@click.option("--to", "target", type=click.Choice(["mlflow", "wandb"]), required=True, help="The tracker.")
+@click.option("--topic", metavar="TOPIC", callback=checked("topic"), help="Only the records of this topic.")
+@click.option(
+    "--experiment",
+    metavar="NAME",
+    default="stackcheck",
+    show_default=True,
+    help="MLflow experiment / W&B project the runs go to.",
+)
+@click.option(
+    "--tracking-uri",
+    metavar="URI",
+    help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else MLflow's default).",
+)
+@ledger_options
+@json_option
+def export(target, topic, experiment, tracking_uri, ledger, as_json):
+    """Push the ledger's records (optionally of one topic) as runs with their metrics,
+    identity (params / config), topic, evidence level and record id (tags) and their
+    redacted snapshot (artifact). MLflow skips records already exported to the experiment;
+    W&B follows WANDB_MODE (offline: runs under WANDB_DIR, `wandb sync` uploads them)."""
+    entries = ledger.entries(topic)
+    _warn_skipped(ledger)
+    if target == "mlflow":
+        from stackcheck.integrations.mlflow import export_records
+
+        done = export_records(entries, experiment=experiment, tracking_uri=tracking_uri)
+    else:
+        from stackcheck.integrations.wandb import export_records as export_wandb
+
+        done = export_wandb(entries, project=experiment)
+    if as_json:
+        emit_json(done)
+    else:
+        new = sum(d["exported"] for d in done)
+        click.echo(f"exported {new} record(s) to {target} {experiment}; {len(done) - new} already there")
     finish(0)
 
 
