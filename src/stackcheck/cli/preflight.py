@@ -16,6 +16,7 @@ from stackcheck.cli.common import (
     registry_option,
     rules_option,
 )
+from stackcheck.cli.fleet import timeout_option
 
 
 @click.command()
@@ -24,6 +25,13 @@ from stackcheck.cli.common import (
 @registry_option
 @rules_option
 @deep_option
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Run on every rank under torchrun or srun: gather all ranks' snapshots (gloo), judge each rank "
+    "and the fleet (FLT001-FLT014) on rank 0, one report; every rank exits with rank 0's code.",
+)
+@timeout_option
 @judging_options
 def preflight(
     profile_id,
@@ -31,6 +39,8 @@ def preflight(
     registry,
     source,
     deep,
+    distributed,
+    timeout_s,
     skip,
     as_json,
     as_markdown,
@@ -49,6 +59,7 @@ def preflight(
       stackcheck preflight -p TRAIN-CUDA-MECHANISM --snapshot colleague.json
       stackcheck preflight -p INF-VLLM-011-CU128 --from-collect-env issue.txt --json
       stackcheck preflight -p PT-SFT-CUDA --skip GPU,CUDA     # CPU-only CI
+      torchrun --nproc-per-node 8 -m stackcheck preflight -p TRAIN-CUDA-MECHANISM --distributed
     """
     one_output(json=as_json, markdown=as_markdown)
     from stackcheck.catalog import load_catalog
@@ -60,6 +71,9 @@ def preflight(
     if not profile_id:
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
     profile = catalog.get(profile_id)
+    if distributed:
+        _distributed(profile, catalog.source, source, skip, timeout_s, as_json, as_markdown, verbose, strict)
+        return
     report = judge_environment(
         "preflight",
         profile=profile,
@@ -72,6 +86,30 @@ def preflight(
     from stackcheck.models.finding import exit_code
 
     finish(exit_code(report.verdict, strict))
+
+
+def _distributed(profile, registry_source, source, skip, timeout_s, as_json, as_markdown, verbose, strict):
+    """Every rank runs this; rank 0 prints the one report."""
+    if source is not None and source.kind != "live":
+        raise click.UsageError(
+            f"--distributed probes every rank's live environment; it takes no {source.option}"
+        )
+    from stackcheck.cli.common import split_ids
+    from stackcheck.fleet.run import run_distributed
+
+    def emit(report, _snapshots):
+        report.environment["registry"] = registry_source
+        emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
+
+    done = run_distributed(
+        "preflight",
+        profile=profile,
+        skip=tuple(split_ids(skip)),
+        timeout_s=timeout_s,
+        strict=strict,
+        emit=emit,
+    )
+    finish(done.code)
 
 
 def _list_profiles(catalog, as_json: bool) -> None:
