@@ -106,10 +106,11 @@ def gather(out_dir, timeout_s, as_json):
     from stackcheck.fleet.gather import gather_snapshots, join
     from stackcheck.fleet.run import write_snapshots
 
-    group = join(timeout_s)
+    own = obtain(None)
+    group = join(timeout_s, snapshot=own)
     code = None
     try:
-        snaps = gather_snapshots(group, obtain(None))
+        snaps = gather_snapshots(group, own)
         if group.rank == 0:
             written = write_snapshots(snaps, out_dir)
             if as_json:

@@ -32,6 +32,14 @@ from stackcheck.cli.fleet import timeout_option
     "and the fleet (FLT001-FLT014) on rank 0, one report; every rank exits with rank 0's code.",
 )
 @timeout_option
+@click.option(
+    "--snapshots",
+    "snapshot_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="With --distributed: rank 0 also writes every rank's snapshot as DIR/rank-N.json (for "
+    "`results record --snapshot DIR/rank-0.json --report REPORT.json`).",
+)
 @judging_options
 def preflight(
     profile_id,
@@ -41,6 +49,7 @@ def preflight(
     deep,
     distributed,
     timeout_s,
+    snapshot_dir,
     skip,
     as_json,
     as_markdown,
@@ -72,8 +81,18 @@ def preflight(
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
     profile = catalog.get(profile_id)
     if distributed:
-        _distributed(profile, catalog.source, source, skip, timeout_s, as_json, as_markdown, verbose, strict)
+        _distributed(
+            profile,
+            catalog.source,
+            source,
+            skip,
+            timeout_s,
+            snapshot_dir,
+            (as_json, as_markdown, verbose, strict),
+        )
         return
+    if snapshot_dir:
+        raise click.UsageError("--snapshots needs --distributed")
     report = judge_environment(
         "preflight",
         profile=profile,
@@ -88,17 +107,20 @@ def preflight(
     finish(exit_code(report.verdict, strict))
 
 
-def _distributed(profile, registry_source, source, skip, timeout_s, as_json, as_markdown, verbose, strict):
+def _distributed(profile, registry_source, source, skip, timeout_s, snapshot_dir, output):
     """Every rank runs this; rank 0 prints the one report."""
+    as_json, as_markdown, verbose, strict = output
     if source is not None and source.kind != "live":
         raise click.UsageError(
             f"--distributed probes every rank's live environment; it takes no {source.option}"
         )
     from stackcheck.cli.common import split_ids
-    from stackcheck.fleet.run import run_distributed
+    from stackcheck.fleet.run import run_distributed, write_snapshots
 
-    def emit(report, _snapshots):
+    def emit(report, snapshots):
         report.environment["registry"] = registry_source
+        if snapshot_dir:
+            write_snapshots(snapshots, snapshot_dir)
         emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
 
     done = run_distributed(

@@ -27,7 +27,7 @@ from stackcheck.fleet.gather import Fleet
 from stackcheck.fleet.judge import rank_list
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.snapshot import Snapshot
-from stackcheck.shellcmd import command
+from stackcheck.shellcmd import code, command
 
 __all__ = [
     "COLLECTIVES",
@@ -144,7 +144,8 @@ def judge_step(view: StepView) -> Outcome:
             f"{view.name} did not complete within {view.timeout_s:g} s ({where}): "
             + ("; ".join(parts) or "hung"),
             f"every rank joins and finishes {view.name} within {view.timeout_s:g} s",
-            "look at what the ranks named were doing (py-spy dump --pid PID); run with NCCL_DEBUG=INFO",
+            f"see where the ranks named are stuck ({code(command('py-spy', 'dump', '--pid', 'PID'))}), then "
+            f"rerun with NCCL_DEBUG=INFO ({code(command('export', 'NCCL_DEBUG=INFO'))})",
             evidence={
                 "ranks": ",".join(map(str, missing or view.unfinished)),
                 "timeout_s": f"{view.timeout_s:g}",

@@ -105,9 +105,15 @@ def launch_facts(environ: Mapping[str, str] | None = None) -> LaunchSection:
     return facts
 
 
-def join(timeout_s: float = DEFAULT_TIMEOUT_S, environ: Mapping[str, str] | None = None) -> Fleet:
+def join(
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    environ: Mapping[str, str] | None = None,
+    snapshot: Snapshot | None = None,
+) -> Fleet:
     """Rendezvous with the other ranks and start a gloo process group whose collectives give
-    up after ``timeout_s``."""
+    up after ``timeout_s``. ``snapshot``: this rank's, taken first: a GLOO_SOCKET_IFNAME that
+    names none of its interfaces is left out of this group (gloo would abort the rank; FLT008
+    reports it instead)."""
     facts = launch_facts(environ)
     try:
         import torch.distributed as dist
@@ -122,13 +128,20 @@ def join(timeout_s: float = DEFAULT_TIMEOUT_S, environ: Mapping[str, str] | None
     store, _, _ = next(
         dist.rendezvous("env://", rank=facts.rank, world_size=facts.world_size, timeout=timeout)
     )
-    dist.init_process_group(
-        "gloo",
-        store=dist.PrefixStore(f"{_PREFIX}/gloo", store),
-        rank=facts.rank,
-        world_size=facts.world_size,
-        timeout=timeout,
-    )
+    unusable = _unusable_gloo_ifname(snapshot)
+    if unusable is not None:
+        del os.environ["GLOO_SOCKET_IFNAME"]
+    try:
+        dist.init_process_group(
+            "gloo",
+            store=dist.PrefixStore(f"{_PREFIX}/gloo", store),
+            rank=facts.rank,
+            world_size=facts.world_size,
+            timeout=timeout,
+        )
+    finally:
+        if unusable is not None:
+            os.environ["GLOO_SOCKET_IFNAME"] = unusable
     return Fleet(
         rank=facts.rank,
         world_size=facts.world_size,
@@ -137,6 +150,17 @@ def join(timeout_s: float = DEFAULT_TIMEOUT_S, environ: Mapping[str, str] | None
         timeout_s=timeout_s,
         store=store,
     )
+
+
+def _unusable_gloo_ifname(snapshot: Snapshot | None) -> str | None:
+    """This process's GLOO_SOCKET_IFNAME when it names no interface of ``snapshot``, else None."""
+    from stackcheck.fleet.judge import ifname_matches
+
+    value = os.environ.get("GLOO_SOCKET_IFNAME")
+    if value is None or snapshot is None or snapshot.network.status != "ok":
+        return None
+    names = [i.name for i in snapshot.network.interfaces]
+    return None if ifname_matches(value, names, nccl=False) else value
 
 
 def gather_snapshots(fleet: Fleet, snapshot: Snapshot) -> list[Snapshot]:

@@ -47,13 +47,14 @@ def run_distributed(
     from stackcheck.environment import obtain
     from stackcheck.fleet.judge import fleet_report
 
-    fleet = fleet or join(timeout_s)
+    modules = tuple(profile.required_modules) if profile else ()
+    own = obtain(None, modules=modules)  # before joining: the snapshot says what join will meet
+    fleet = fleet or join(timeout_s, snapshot=own)
     code: int | None = None
     report = None
     snapshots: list[Snapshot] = []
     try:
-        modules = tuple(profile.required_modules) if profile else ()
-        snapshots = gather_snapshots(fleet, obtain(None, modules=modules))
+        snapshots = gather_snapshots(fleet, own)
         extra = []
         if collectives:
             from stackcheck.fleet.collectives import run_collectives
