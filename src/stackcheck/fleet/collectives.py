@@ -24,7 +24,7 @@ from typing import Any
 from stackcheck.checks.registry import CheckSpec, Outcome, blocked, by_id, declare, ok, skipped, warning
 from stackcheck.checks.registry import result_of as finding
 from stackcheck.fleet.gather import Fleet
-from stackcheck.fleet.judge import rank_list
+from stackcheck.fleet.judge import ranks_word
 from stackcheck.models.finding import CheckResult
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.shellcmd import code, command
@@ -137,9 +137,9 @@ def judge_step(view: StepView) -> Outcome:
     if view.own.timed_out or missing or view.unfinished:
         parts = []
         if missing:
-            parts.append(f"rank{'s' if len(missing) != 1 else ''} {rank_list(missing)} never arrived")
+            parts.append(f"{ranks_word(missing)} never arrived")
         if view.unfinished:
-            parts.append(f"ranks {rank_list(view.unfinished)} arrived but did not finish")
+            parts.append(f"{ranks_word(view.unfinished)} arrived but did not finish")
         return blocked(
             f"{view.name} did not complete within {view.timeout_s:g} s ({where}): "
             + ("; ".join(parts) or "hung"),
@@ -155,8 +155,7 @@ def judge_step(view: StepView) -> Outcome:
         bad = sorted(view.failed)
         shown = "; ".join(f"rank {r}: {view.failed[r]}" for r in bad[:4])
         return blocked(
-            f"{view.name} gave a wrong result on rank{'s' if len(bad) != 1 else ''} {rank_list(bad)} "
-            f"({where}): {shown}",
+            f"{view.name} gave a wrong result on {ranks_word(bad)} ({where}): {shown}",
             f"the known answer of {view.name} on every rank",
             "compare the drivers, NCCL versions and NCCL_* settings of those ranks: "
             + command("stackcheck", "preflight", "--distributed", "--profile", "ID"),

@@ -43,6 +43,7 @@ __all__ = [
     "fleet_report",
     "judge_fleet",
     "rank_list",
+    "ranks_word",
     "ranked",
     "spread",
 ]
@@ -228,7 +229,7 @@ def rank_list(ranks: Iterable[int]) -> str:
     return ", ".join(out)
 
 
-def _ranks_word(ranks: Sequence[int]) -> str:
+def ranks_word(ranks: Sequence[int]) -> str:
     return f"rank{'s' if len(ranks) != 1 else ''} {rank_list(ranks)}"
 
 
@@ -260,9 +261,9 @@ def _skew(
             yield ok(f"{what}: {majority} on all {len(values)} ranks")
         return
     differing = sorted(r for v, rs in groups.items() if v != majority for r in rs)
-    parts = [f"{_ranks_word(rs)}: {v}" for v, rs in groups.items() if v != majority]
+    parts = [f"{ranks_word(rs)}: {v}" for v, rs in groups.items() if v != majority]
     observed = printable(
-        f"{what}: " + "; ".join(parts) + f" (majority, {_ranks_word(groups[majority])}: {majority})"
+        f"{what}: " + "; ".join(parts) + f" (majority, {ranks_word(groups[majority])}: {majority})"
     )
     outcome = blocked if verdict == "blocked" else warning
     yield outcome(
@@ -276,7 +277,7 @@ def _skew(
 
 def _same_env_fix(what: str) -> Callable[[str, list[int]], str]:
     def fix(majority: str, differing: list[int]) -> str:
-        return f"give {_ranks_word(differing)} the {what} of the others ({printable(majority)})"
+        return f"give {ranks_word(differing)} the {what} of the others ({printable(majority)})"
 
     return fix
 
@@ -288,7 +289,7 @@ def _pip_fix(ranks: dict[int, Rank], name: str) -> Callable[[str, list[int]], st
             cmd = command(python, "-m", "pip", "uninstall", "-y", name)
         else:
             cmd = command(python, "-m", "pip", "install", f"{name}=={majority}")
-        return f"on the node(s) of {_ranks_word(differing)}: {cmd}"
+        return f"on the node(s) of {ranks_word(differing)}: {cmd}"
 
     return fix
 
@@ -398,7 +399,7 @@ def _nccl_env(ranks: dict[int, Rank]) -> Iterator[Outcome]:
 def _export_fix(name: str) -> Callable[[str, list[int]], str]:
     def fix(majority: str, differing: list[int]) -> str:
         if majority == "(unset)":
-            return f"remove it from the environment of {_ranks_word(differing)}: {command('unset', name)}"
+            return f"remove it from the environment of {ranks_word(differing)}: {command('unset', name)}"
         return f"set it in the job script, for every rank: {command('export', f'{name}={majority}')}"
 
     return fix
@@ -453,17 +454,17 @@ def _interfaces(ranks: dict[int, Rank]) -> Iterator[Outcome]:
             else:
                 fix = (
                     f"no interface name is common to all nodes: set {var} per node, "
-                    f"or unset it on {_ranks_word(rs)}"
+                    f"or unset it on {ranks_word(rs)}"
                 )
             yield blocked(
-                printable(f"{_ranks_word(rs)}: {var}={spec} matches no interface (they have: {have})"),
+                printable(f"{ranks_word(rs)}: {var}={spec} matches no interface (they have: {have})"),
                 f"{var} names an interface present on every rank",
                 fix,
                 subject=var,
                 evidence={"ranks": ",".join(map(str, rs))},
             )
         if unknown:
-            yield skipped(f"{_ranks_word(unknown)}: no network section in the snapshot", subject=var)
+            yield skipped(f"{ranks_word(unknown)}: no network section in the snapshot", subject=var)
         if checked and not missing:
             yield ok(f"{var}: a matching interface on all {checked} ranks that set it", subject=var)
 
@@ -484,7 +485,7 @@ def _minimum(
     for r, v in sorted(low.items()):
         groups.setdefault(show(v), []).append(r)
     yield warning(
-        f"{what}: " + "; ".join(f"{_ranks_word(rs)}: {v}" for v, rs in groups.items()),
+        f"{what}: " + "; ".join(f"{ranks_word(rs)}: {v}" for v, rs in groups.items()),
         f"at least {show(least)} on every rank",
         fix,
         evidence={"ranks": ",".join(map(str, sorted(low)))},
@@ -514,7 +515,7 @@ def _world(ranks: dict[int, Rank], snapshots: Sequence[Snapshot]) -> Iterator[Ou
     twice = sorted({n for n in numbers if numbers.count(n) > 1})
     if twice:
         yield blocked(
-            f"{_ranks_word(twice)} reported more than once ({len(snapshots)} snapshots)",
+            f"{ranks_word(twice)} reported more than once ({len(snapshots)} snapshots)",
             "one snapshot per rank",
             "give one snapshot per rank (srun ... stackcheck snapshot -o snap-%t.json names them by task)",
         )
@@ -529,7 +530,7 @@ def _world(ranks: dict[int, Rank], snapshots: Sequence[Snapshot]) -> Iterator[Ou
     absent = sorted(set(range(world)) - set(ranks)) if not twice else []
     if absent:
         yield blocked(
-            f"{len(ranks)} of {world} ranks reported; missing: {_ranks_word(absent)}",
+            f"{len(ranks)} of {world} ranks reported; missing: {ranks_word(absent)}",
             f"all {world} ranks",
             "check the launcher's log of the missing ranks (they never started, or failed before the gather)",
             evidence={"ranks": ",".join(map(str, absent))},
@@ -584,7 +585,7 @@ def _per_node(ranks: dict[int, Rank]) -> Iterator[Outcome]:
         outcome = blocked if n > gpus else warning
         yield outcome(
             printable(
-                f"node {host} ({_ranks_word(rs)}): {n} rank{'s' if n != 1 else ''}, {gpus} GPUs visible"
+                f"node {host} ({ranks_word(rs)}): {n} rank{'s' if n != 1 else ''}, {gpus} GPUs visible"
             ),
             "as many ranks on each node as it has GPUs",
             f"start {gpus} ranks on {printable(host)}: "
@@ -682,7 +683,7 @@ def per_rank(reports: dict[int, list[CheckResult]]) -> list[CheckResult]:
         if len(rs) == everyone:
             out.append(msgspec.structs.replace(c, evidence={**c.evidence, "ranks": "all"}))
         else:
-            subject = f"{_ranks_word(rs)}" + (f": {c.subject}" if c.subject else "")
+            subject = f"{ranks_word(rs)}" + (f": {c.subject}" if c.subject else "")
             out.append(
                 msgspec.structs.replace(
                     c, subject=subject, evidence={**c.evidence, "ranks": ",".join(map(str, rs))}
