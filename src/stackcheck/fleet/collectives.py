@@ -161,7 +161,8 @@ def judge_step(view: StepView) -> Outcome:
             + command("stackcheck", "preflight", "--distributed", "--profile", "ID"),
             evidence={"ranks": ",".join(map(str, bad))},
         )
-    return ok(f"{view.name}: the known answer on all {n} ranks ({where}, {view.own.seconds * 1000:.1f} ms)")
+    what = "completed" if view.name == "barrier" else "the known answer"
+    return ok(f"{view.name}: {what} on all {n} ranks ({where}, {view.own.seconds * 1000:.1f} ms)")
 
 
 def bus_bandwidth(nbytes: int, seconds: float, world_size: int) -> float:
