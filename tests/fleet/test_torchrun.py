@@ -195,3 +195,34 @@ def test_healthy_collectives_pass_on_every_rank(tmp_path):
         "rank-0.json",
         "rank-1.json",
     ]
+
+
+def test_fleet_gather_writes_every_ranks_snapshot(tmp_path, capsys):
+    """``fleet gather`` under torchrun: rank 0 writes rank-N.json for each rank, which
+    ``fleet compare`` then judges offline with the same rank numbers."""
+    out = tmp_path / "gathered"
+    rc, codes, stdout = launch(
+        tmp_path, 2, {}, "fleet", "gather", "-o", str(out), "--json", "--timeout", "30"
+    )
+    assert codes == [0, 0] and rc == 0
+    assert json.loads(stdout[0]) == {
+        "world_size": 2,
+        "written": [str(out / "rank-0.json"), str(out / "rank-1.json")],
+    }
+    assert stdout[1] == ""
+    snaps = [load_snapshot(str(out / f"rank-{r}.json")) for r in range(2)]
+    assert [
+        (s.launch.launcher, s.launch.rank, s.launch.world_size, s.launch.clock_source) for s in snaps
+    ] == [
+        ("torchrun", 0, 2, "barrier"),
+        ("torchrun", 1, 2, "barrier"),
+    ]
+    from tests.factories import run_cli
+
+    code, text, _ = run_cli(
+        capsys, "fleet", "compare", str(out / "rank-1.json"), str(out / "rank-0.json"), "--json"
+    )
+    report = msgspec.json.decode(text, type=Report)
+    assert [r.rank for r in report.fleet.ranks] == [0, 1]
+    assert [(c.verdict, c.observed) for c in by_id(report, "FLT011")] == [("ok", "all 2 ranks reported")]
+    assert [c.verdict for c in by_id(report, "FLT014")] == ["ok"]

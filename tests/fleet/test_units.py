@@ -194,6 +194,31 @@ def test_distributed_outside_a_launcher_is_a_one_line_error(capsys):
         launch_facts({"RANK": "2", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"})
 
 
+def test_a_rank_alone_at_the_rendezvous_gives_up_within_the_timeout(monkeypatch):
+    """Rank 0 of 2 whose partner never starts: a one-line error after the timeout, not a hang."""
+    import socket
+
+    pytest.importorskip("torch.distributed")
+    from stackcheck.fleet.gather import join
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for name, value in {
+        "RANK": "0",
+        "WORLD_SIZE": "2",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+    }.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(InputError) as failed:
+        join(timeout_s=1)
+    assert str(failed.value).startswith(
+        f"--distributed: rank 0 could not join the 2 ranks at 127.0.0.1:{port} within 1 s: "
+    )
+    assert "\n" not in str(failed.value)
+
+
 def test_preflight_distributed_cli_errors(capsys, monkeypatch):
     for name in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
         monkeypatch.delenv(name, raising=False)

@@ -105,16 +105,12 @@ def launch_facts(environ: Mapping[str, str] | None = None) -> LaunchSection:
     return facts
 
 
-def join(
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    environ: Mapping[str, str] | None = None,
-    snapshot: Snapshot | None = None,
-) -> Fleet:
+def join(timeout_s: float = DEFAULT_TIMEOUT_S, snapshot: Snapshot | None = None) -> Fleet:
     """Rendezvous with the other ranks and start a gloo process group whose collectives give
     up after ``timeout_s``. ``snapshot``: this rank's, taken first: a GLOO_SOCKET_IFNAME that
     names none of its interfaces is left out of this group (gloo would abort the rank; FLT008
     reports it instead)."""
-    facts = launch_facts(environ)
+    facts = launch_facts()
     try:
         import torch.distributed as dist
     except ImportError as exc:
@@ -123,15 +119,12 @@ def join(
         raise InputError("--distributed: this torch build has no torch.distributed")
     assert facts.rank is not None and facts.world_size is not None  # launch_facts said so
     timeout = timedelta(seconds=timeout_s)
-    if environ is not None:  # env:// reads the process environment
-        os.environ.update({k: environ[k] for k in ("MASTER_ADDR", "MASTER_PORT")})
-    store, _, _ = next(
-        dist.rendezvous("env://", rank=facts.rank, world_size=facts.world_size, timeout=timeout)
-    )
     unusable = _unusable_gloo_ifname(snapshot)
     if unusable is not None:
         del os.environ["GLOO_SOCKET_IFNAME"]
     try:
+        rendezvous = dist.rendezvous("env://", rank=facts.rank, world_size=facts.world_size, timeout=timeout)
+        store, _, _ = next(rendezvous)
         dist.init_process_group(
             "gloo",
             store=dist.PrefixStore(f"{_PREFIX}/gloo", store),
@@ -139,6 +132,12 @@ def join(
             world_size=facts.world_size,
             timeout=timeout,
         )
+    except (RuntimeError, ValueError, OSError) as exc:  # DistStoreError, DistNetworkError …
+        where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
+        raise InputError(
+            f"--distributed: rank {facts.rank} could not join the {facts.world_size} ranks at {where} within "
+            f"{timeout_s:g} s: {_first_line(exc)}"
+        ) from None
     finally:
         if unusable is not None:
             os.environ["GLOO_SOCKET_IFNAME"] = unusable
@@ -150,6 +149,11 @@ def join(
         timeout_s=timeout_s,
         store=store,
     )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
 
 
 def _unusable_gloo_ifname(snapshot: Snapshot | None) -> str | None:
@@ -168,10 +172,17 @@ def gather_snapshots(fleet: Fleet, snapshot: Snapshot) -> list[Snapshot]:
     Each rank reads its clock right after a barrier, so the clocks can be compared."""
     import torch.distributed as dist
 
-    dist.barrier()
-    snapshot.launch.wall_clock_ns, snapshot.launch.clock_source = time.time_ns(), "barrier"
     gathered: list[Any] = [None] * fleet.world_size
-    dist.all_gather_object(gathered, msgspec.json.encode(snapshot))
+    try:
+        dist.barrier()
+        snapshot.launch.wall_clock_ns, snapshot.launch.clock_source = time.time_ns(), "barrier"
+        dist.all_gather_object(gathered, msgspec.json.encode(snapshot))
+    except RuntimeError as exc:  # a rank died or hangs: gloo's timeout
+        fleet.healthy = False
+        raise InputError(
+            f"--distributed: gathering the snapshots of {fleet.world_size} ranks failed within "
+            f"{fleet.timeout_s:g} s: {_first_line(exc)}"
+        ) from None
     from stackcheck.redaction import redact_snapshot
 
     # each rank redacted its own (packages as they were read); the rest again, as for any file
