@@ -131,9 +131,12 @@ def record(
         if report is None:
             judged = preflight(d.profile, snap, registry=registry, catalog=catalog, cwd=cwd, digest=digest)
         else:
-            report = _load_report(report)
-            judged = from_report(report, d.profile, digest, registry=registry, catalog=catalog, cwd=cwd)
-            fleet = report.fleet  # a distributed run's: every rank's snapshot digest comes along
+            loaded = _load_report(report)
+            where = None if isinstance(report, Report) else str(report)
+            judged = from_report(
+                loaded, d.profile, digest, registry=registry, catalog=catalog, cwd=cwd, where=where
+            )
+            fleet = loaded.fleet  # a distributed run's: every rank's snapshot digest comes along
         rec = complete(d, snap, judged, cwd=cwd, digest=digest, fleet=fleet)
         lacking = ladder.missing(rec, rec.evidence, ledger)
         if lacking:
@@ -177,12 +180,19 @@ def preflight(
 
 
 def from_report(
-    report: Report | str | os.PathLike, profile_id: str, digest: str, *, registry=None, catalog=None, cwd=None
+    report: Report | str | os.PathLike,
+    profile_id: str,
+    digest: str,
+    *,
+    registry=None,
+    catalog=None,
+    cwd=None,
+    where: str | None = None,
 ) -> tuple[ProfileRef, str]:
     """The preflight verdict a Report (or the file of ``stackcheck preflight --json``) gives
     for ``profile_id`` on the snapshot whose digest is ``digest``: refused (one line) when it
     judged another snapshot, profile or registry, or skipped checks."""
-    where = "preflight report" if isinstance(report, Report) else str(report)
+    where = where or ("preflight report" if isinstance(report, Report) else str(report))
     report = _load_report(report)
     if report.kind != "preflight":
         raise InputError(
