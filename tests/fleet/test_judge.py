@@ -379,3 +379,26 @@ def test_fleet_compare_of_a_file_that_is_no_snapshot_is_one_line(tmp_path, capsy
         f"stackcheck: error: {bad}: this is a stackcheck preflight report, not a snapshot (make one with "
         "`stackcheck snapshot -o snapshot.json`)\n"
     )
+
+
+def test_ranks_of_one_environment_are_judged_once(monkeypatch):
+    """Eight ranks that differ only in who they are (launch section, RANK-like variables) cost one
+    preflight; a rank whose environment differs gets its own."""
+    import stackcheck.judge
+
+    calls = []
+    real = stackcheck.judge.judge
+
+    def counting(snapshot, **kw):
+        calls.append(snapshot.launch.rank)
+        return real(snapshot, **kw)
+
+    monkeypatch.setattr(stackcheck.judge, "judge", counting)
+    snaps = job()
+    for r, s in enumerate(snaps):
+        s.env.variables.update({"RANK": str(r), "LOCAL_RANK": str(r), "SLURM_PROCID": str(r)})
+    snaps[5].env.variables["CUDA_VISIBLE_DEVICES"] = "5"
+    report = fleet_report("preflight", snaps, profile=make_profile())
+    assert calls == [0, 5]
+    own = [c for c in report.checks if not c.id.startswith("FLT")]
+    assert own and {c.evidence["ranks"] for c in own} == {"all"}  # the same findings on every rank

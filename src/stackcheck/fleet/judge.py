@@ -692,6 +692,31 @@ def per_rank(reports: dict[int, list[CheckResult]]) -> list[CheckResult]:
     return out
 
 
+# The variables that say which rank a process is (the launch section has them too)
+RANK_VARIABLES = frozenset(
+    {
+        "RANK",
+        "LOCAL_RANK",
+        "GROUP_RANK",
+        "NODE_RANK",
+        "SLURM_PROCID",
+        "SLURM_LOCALID",
+        "SLURM_NODEID",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "OMPI_COMM_WORLD_NODE_RANK",
+    }
+)
+
+
+def _environment_key(snap: Snapshot) -> str:
+    """The digest of a rank's snapshot without who the rank is (launch, rank variables)."""
+    env = msgspec.structs.replace(
+        snap.env, variables={k: v for k, v in snap.env.variables.items() if k not in RANK_VARIABLES}
+    )
+    return snapshot_digest(msgspec.structs.replace(snap, launch=type(snap.launch)(), env=env))
+
+
 def fleet_report(
     kind: str,
     snapshots: Sequence[Snapshot],
@@ -710,9 +735,14 @@ def fleet_report(
     ranks = ranked(snapshots)
     checks: list[CheckResult] = []
     if profile is not None:
-        own = {
-            x.rank: judge(x.snapshot, command="preflight", profile=profile, skip=skip).checks for x in ranks
-        }
+        # ranks of one environment differ only in who they are: judged once per environment
+        judged: dict[str, list[CheckResult]] = {}
+        own = {}
+        for x in ranks:
+            key = _environment_key(x.snapshot)
+            if key not in judged:
+                judged[key] = judge(x.snapshot, command="preflight", profile=profile, skip=skip).checks
+            own[x.rank] = judged[key]
         checks.extend(per_rank(own))
     checks.extend(judge_fleet(snapshots, skip))
     checks.extend(extra)
