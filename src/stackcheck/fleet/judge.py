@@ -710,11 +710,13 @@ RANK_VARIABLES = frozenset(
 
 
 def _environment_key(snap: Snapshot) -> str:
-    """The digest of a rank's snapshot without who the rank is (launch, rank variables)."""
+    """The digest of a rank's snapshot without who and where the rank is (launch, network: no
+    preflight check reads them; the rank variables)."""
     env = msgspec.structs.replace(
         snap.env, variables={k: v for k, v in snap.env.variables.items() if k not in RANK_VARIABLES}
     )
-    return snapshot_digest(msgspec.structs.replace(snap, launch=type(snap.launch)(), env=env))
+    blank = {"launch": type(snap.launch)(), "network": type(snap.network)()}
+    return snapshot_digest(msgspec.structs.replace(snap, env=env, **blank))
 
 
 def fleet_report(
