@@ -103,6 +103,7 @@ def gather(out_dir, timeout_s, as_json):
       torchrun --nnodes 2 --nproc-per-node 8 ... -m stackcheck fleet gather -o fleet-snapshots/
     """
     from stackcheck.environment import obtain
+    from stackcheck.errors import InputError
     from stackcheck.fleet.gather import gather_snapshots, join
     from stackcheck.fleet.run import write_snapshots
 
@@ -118,6 +119,9 @@ def gather(out_dir, timeout_s, as_json):
             else:
                 click.echo(f"{len(written)} snapshots written to {out_dir}")
             code = 0
+    except InputError:
+        code = 2  # rank 0's one-line error: every rank exits as it does
+        raise
     finally:
         code = group.agree(code)
         group.close()

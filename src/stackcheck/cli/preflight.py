@@ -86,8 +86,7 @@ def preflight(
             catalog.source,
             source,
             skip,
-            timeout_s,
-            snapshot_dir,
+            (timeout_s, deep, snapshot_dir),
             (as_json, as_markdown, verbose, strict),
         )
         return
@@ -107,9 +106,9 @@ def preflight(
     finish(exit_code(report.verdict, strict))
 
 
-def _distributed(profile, registry_source, source, skip, timeout_s, snapshot_dir, output):
+def _distributed(profile, registry_source, source, skip, how, output):
     """Every rank runs this; rank 0 prints the one report."""
-    as_json, as_markdown, verbose, strict = output
+    (timeout_s, deep, snapshot_dir), (as_json, as_markdown, verbose, strict) = how, output
     if source is not None and source.kind != "live":
         raise click.UsageError(
             f"--distributed probes every rank's live environment; it takes no {source.option}"
@@ -129,6 +128,7 @@ def _distributed(profile, registry_source, source, skip, timeout_s, snapshot_dir
         skip=tuple(split_ids(skip)),
         timeout_s=timeout_s,
         strict=strict,
+        deep=deep,
         emit=emit,
     )
     finish(done.code)

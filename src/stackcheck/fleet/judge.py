@@ -727,6 +727,7 @@ def fleet_report(
     skip: Iterable[str] = (),
     launcher: str = "",
     extra: Sequence[CheckResult] = (),
+    deep: bool = False,
 ) -> Report:
     """The one report of a fleet: with ``profile``, each rank's preflight folded
     (:func:`per_rank`); then the fleet checks and ``extra`` findings (the collectives). Its
@@ -743,7 +744,9 @@ def fleet_report(
         for x in ranks:
             key = _environment_key(x.snapshot)
             if key not in judged:
-                judged[key] = judge(x.snapshot, command="preflight", profile=profile, skip=skip).checks
+                judged[key] = judge(
+                    x.snapshot, command="preflight", profile=profile, skip=skip, deep=deep
+                ).checks
             own[x.rank] = judged[key]
         checks.extend(per_rank(own))
     checks.extend(judge_fleet(snapshots, skip))

@@ -37,6 +37,7 @@ def run_distributed(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     collectives: bool = False,
     strict: bool = False,
+    deep: bool = False,
     emit: Callable[[Report, list[Snapshot]], None] | None = None,
     sizes: tuple[int, ...] | None = None,
     fleet: Fleet | None = None,
@@ -48,7 +49,7 @@ def run_distributed(
     from stackcheck.fleet.judge import fleet_report
 
     modules = tuple(profile.required_modules) if profile else ()
-    own = obtain(None, modules=modules)  # before joining: the snapshot says what join will meet
+    own = obtain(None, deep=deep, modules=modules)  # before joining: the snapshot says what join will meet
     fleet = fleet or join(timeout_s, snapshot=own)
     code: int | None = None
     report = None
@@ -62,7 +63,7 @@ def run_distributed(
             extra = run_collectives(fleet, snapshots, sizes=sizes)
         if fleet.rank == 0:
             report = fleet_report(
-                kind, snapshots, profile=profile, skip=skip, launcher=fleet.launcher, extra=extra
+                kind, snapshots, profile=profile, skip=skip, launcher=fleet.launcher, extra=extra, deep=deep
             )
             if emit is not None:
                 emit(report, snapshots)
