@@ -34,8 +34,32 @@ STUBS = (
     "rm",
     "touch",
 )
-PROGRAMS = frozenset(STUBS[:-1]) | {"unset", "export", "source", "echo", "apt-get", "docker"}
-BUILTINS = ("source", ".", "unset", "export", "echo", "cd", "eval", "exec", "printf", "set", "alias")
+PROGRAMS = frozenset(STUBS[:-1]) | {
+    "unset",
+    "export",
+    "source",
+    "echo",
+    "apt-get",
+    "docker",
+    "ulimit",
+    "torchrun",
+    "chronyc",
+    "py-spy",
+}
+BUILTINS = (
+    "source",
+    ".",
+    "unset",
+    "export",
+    "echo",
+    "cd",
+    "eval",
+    "exec",
+    "printf",
+    "set",
+    "alias",
+    "ulimit",
+)
 # Words of prose that would be commands: a fix must not leave one outside a recognised command.
 STRAY = (
     "pip install",

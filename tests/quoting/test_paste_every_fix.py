@@ -253,6 +253,38 @@ def ladder_fixes(tmp_path) -> list[tuple[str, str, str]]:
     return out
 
 
+def fleet_fixes(python: str, prefix: str) -> list[tuple[str, str, str]]:
+    """The fleet checks over two ranks of the hostile GPU machine, each fault carrying payloads
+    (in NCCL values, interface and host names), and a collective that hung."""
+    from stackcheck.fleet.collectives import Step, StepView, judge_step
+    from stackcheck.fleet.judge import judge_fleet
+    from stackcheck.models import snapshot as S
+
+    out = []
+    for payload in H.PAYLOADS[:3]:
+        ranks = []
+        for r in range(3):
+            snap = H.gpu_machine(python, prefix)
+            snap.launch = S.LaunchSection(status="ok", rank=r, world_size=3, clock_source="barrier")
+            snap.launch.wall_clock_ns = 10**18 + (5 * 10**9 if r == 2 else 0)
+            iface = f"eth{payload}" if r < 2 else "ib0"
+            snap.network = S.NetworkSection(
+                status="ok", hostname=f"node{payload}", interfaces=[S.NetInterface(name=iface, up=True)]
+            )
+            snap.env.variables["NCCL_SOCKET_IFNAME"] = iface if r < 2 else f"eth{payload}"
+            snap.env.variables["NCCL_ALGO"] = f"Ring{payload}" if r < 2 else "Tree"
+            snap.env.variables["NCCL_PROTO" if r == 1 else "NCCL_DEBUG"] = "INFO"
+            snap.platform.shm_total_bytes, snap.platform.open_files_limit = 64 * 1024**2, 1024
+            if r == 1:
+                for d in snap.packages.distributions:
+                    d.version = "0.1"
+            ranks.append(snap)
+        out += [("fleet compare", c.id, c.fix) for c in judge_fleet(ranks) if c.fix]
+    hung = StepView("all_reduce", 3, 5.0, Step("all_reduce", 0, timed_out=True), arrived=[0])
+    out.append(("accept --distributed", "FLT101", judge_step(hung).fix or ""))
+    return out
+
+
 def test_every_printed_command_runs_exactly_what_it_shows(sandbox, interpreter, tmp_path):
     python, prefix = interpreter
     fixes = (
@@ -261,6 +293,7 @@ def test_every_printed_command_runs_exactly_what_it_shows(sandbox, interpreter, 
         + kernel_fixes(python, tmp_path)
         + hygiene_fixes(tmp_path)
         + ladder_fixes(tmp_path)
+        + fleet_fixes(python, prefix)
     )
     static = {r.id: r.fix for r in load_knowledge().rules}
     pasted: dict[str, int] = {}
@@ -322,6 +355,14 @@ def test_every_printed_command_runs_exactly_what_it_shows(sandbox, interpreter, 
         "HYG006",
         "r $(touch x)",
         "fix_all",
+        "FLT002",
+        "FLT007",
+        "FLT008",
+        "FLT009",
+        "FLT010",
+        "FLT013",
+        "FLT014",
+        "FLT101",
     }
     hostile = [c for c in pasted if "touch pwned" in c or "touch x" in c]
     texts = {fix for _, _, fix in fixes}

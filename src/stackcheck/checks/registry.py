@@ -82,7 +82,13 @@ class CheckSpec:
 
 # The modules above the checks that declare the verdicts their commands produce (imported by
 # ``all_checks(everywhere=True)`` only: preflight and doctor never pay for them).
-ELSEWHERE = ("stackcheck.accept.steps", "stackcheck.notebook.check", "stackcheck.hygiene.rules")
+ELSEWHERE = (
+    "stackcheck.accept.steps",
+    "stackcheck.notebook.check",
+    "stackcheck.hygiene.rules",
+    "stackcheck.fleet.judge",
+    "stackcheck.fleet.collectives",
+)
 
 
 def _runs_elsewhere(ctx: Context) -> Iterable[Outcome]:
@@ -224,17 +230,22 @@ def _run_one(spec: CheckSpec, ctx: Context) -> Iterator[CheckResult]:
     except Exception as exc:  # a bug in one check must not sink the report, nor pass it
         outcomes.append(Outcome(verdict="error", reason=internal_error(exc, f"check {spec.id}")))
     for o in outcomes:
-        yield CheckResult(
-            id=spec.id,
-            title=o.title or spec.title,
-            verdict=o.verdict,
-            observed=o.observed,
-            expected=o.expected,
-            fix=o.fix,
-            subject=o.subject,
-            reason=o.reason,
-            category=o.category,
-            evidence=o.evidence,
-            install=o.install,
-            consequence_of=o.consequence_of,
-        )
+        yield result_of(spec, o)
+
+
+def result_of(spec: CheckSpec, o: Outcome) -> CheckResult:
+    """The finding of one outcome of ``spec`` (also for verdicts a command produces itself)."""
+    return CheckResult(
+        id=spec.id,
+        title=o.title or spec.title,
+        verdict=o.verdict,
+        observed=o.observed,
+        expected=o.expected,
+        fix=o.fix,
+        subject=o.subject,
+        reason=o.reason,
+        category=o.category,
+        evidence=o.evidence,
+        install=o.install,
+        consequence_of=o.consequence_of,
+    )

@@ -44,9 +44,16 @@ from stackcheck.cli.common import (
 @click.option(
     "-v", "--verbose", is_flag=True, help="Also list ok and skipped steps, with what each ok step observed."
 )
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Run on every rank under torchrun or srun: all_reduce, all_gather, reduce_scatter, broadcast and "
+    "barrier with known answers (FLT101-FLT105, a hang names the ranks that never arrived) and an "
+    "all_reduce bus-bandwidth sweep (FLT106); NCCL on GPUs, gloo on CPU. --timeout bounds each collective.",
+)
 @json_option
 @strict_option
-def accept(profile_id, registry, source, out_dir, repo, timeout, verbose, as_json, strict):
+def accept(profile_id, registry, source, out_dir, repo, timeout, distributed, verbose, as_json, strict):
     """Run the acceptance steps in the checked interpreter, each in its own child process
     with a timeout (stackcheck need not be installed there):
 
@@ -70,6 +77,7 @@ def accept(profile_id, registry, source, out_dir, repo, timeout, verbose, as_jso
     Examples:
       stackcheck accept
       stackcheck accept --python .venv/bin/python --profile TRAIN-CPU --out acceptance/
+      torchrun --nproc-per-node 8 -m stackcheck accept --distributed --timeout 60
     """
     from stackcheck.accept import accept as run_acceptance
     from stackcheck.models.finding import exit_code
@@ -80,6 +88,11 @@ def accept(profile_id, registry, source, out_dir, repo, timeout, verbose, as_jso
 
         catalog = load_catalog(registry)
         profile, registry_source = catalog.get(profile_id), catalog.source
+    if distributed:
+        if source.value:
+            raise click.UsageError("--distributed runs in every rank's own interpreter; it takes no --python")
+        _distributed(profile, registry_source, out_dir, timeout, verbose, as_json, strict)
+        return
     python_path = source.value or None
     if python_path:
         from stackcheck.probe.foreign import resolve_python
@@ -104,3 +117,21 @@ def accept(profile_id, registry, source, out_dir, repo, timeout, verbose, as_jso
                     click.echo(f"  {c.id}: {c.observed}")
         click.echo(f"  report: {result.report_path}")
     finish(exit_code(result.report.verdict, strict))
+
+
+def _distributed(profile, registry_source, out_dir, timeout, verbose, as_json, strict):
+    """Every rank runs the collectives; rank 0 writes the report directory and prints."""
+    from stackcheck.fleet.run import run_distributed, write_report
+
+    def emit(report, snapshots):
+        if registry_source:
+            report.environment["registry"] = registry_source
+        path = write_report(report, snapshots, out_dir)
+        emit_report(report, as_json=as_json, verbose=verbose)
+        if not as_json:
+            click.echo(f"  report: {path}")
+
+    done = run_distributed(
+        "accept", profile=profile, timeout_s=timeout, collectives=True, strict=strict, emit=emit
+    )
+    finish(done.code)

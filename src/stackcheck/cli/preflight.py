@@ -16,6 +16,7 @@ from stackcheck.cli.common import (
     registry_option,
     rules_option,
 )
+from stackcheck.cli.fleet import timeout_option
 
 
 @click.command()
@@ -36,6 +37,21 @@ from stackcheck.cli.common import (
     help="Also push the verdicts and key facts as OTLP metrics (opentelemetry-sdk; endpoint from "
     "OTEL_EXPORTER_OTLP_ENDPOINT).",
 )
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Run on every rank under torchrun or srun: gather all ranks' snapshots (gloo), judge each rank "
+    "and the fleet (FLT001-FLT014) on rank 0, one report; every rank exits with rank 0's code.",
+)
+@timeout_option
+@click.option(
+    "--snapshots",
+    "snapshot_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="With --distributed: rank 0 also writes every rank's snapshot as DIR/rank-N.json (for "
+    "`results record --snapshot DIR/rank-0.json --report REPORT.json`).",
+)
 @judging_options
 def preflight(
     profile_id,
@@ -45,6 +61,9 @@ def preflight(
     deep,
     metrics_file,
     otlp,
+    distributed,
+    timeout_s,
+    snapshot_dir,
     skip,
     as_json,
     as_markdown,
@@ -63,6 +82,7 @@ def preflight(
       stackcheck preflight -p TRAIN-CUDA-MECHANISM --snapshot colleague.json
       stackcheck preflight -p INF-VLLM-011-CU128 --from-collect-env issue.txt --json
       stackcheck preflight -p PT-SFT-CUDA --skip GPU,CUDA     # CPU-only CI
+      torchrun --nproc-per-node 8 -m stackcheck preflight -p TRAIN-CUDA-MECHANISM --distributed
     """
     one_output(json=as_json, markdown=as_markdown)
     from stackcheck.catalog import load_catalog
@@ -74,6 +94,20 @@ def preflight(
     if not profile_id:
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
     profile = catalog.get(profile_id)
+    if distributed and (metrics_file or otlp):
+        raise click.UsageError("--metrics-file and --otlp are not yet available with --distributed")
+    if distributed:
+        _distributed(
+            profile,
+            catalog.source,
+            source,
+            skip,
+            (timeout_s, deep, snapshot_dir),
+            (as_json, as_markdown, verbose, strict),
+        )
+        return
+    if snapshot_dir:
+        raise click.UsageError("--snapshots needs --distributed")
     snapshot, report = judged_environment(
         "preflight",
         profile=profile,
@@ -97,6 +131,34 @@ def preflight(
     from stackcheck.models.finding import exit_code
 
     finish(exit_code(report.verdict, strict))
+
+
+def _distributed(profile, registry_source, source, skip, how, output):
+    """Every rank runs this; rank 0 prints the one report."""
+    (timeout_s, deep, snapshot_dir), (as_json, as_markdown, verbose, strict) = how, output
+    if source is not None and source.kind != "live":
+        raise click.UsageError(
+            f"--distributed probes every rank's live environment; it takes no {source.option}"
+        )
+    from stackcheck.cli.common import split_ids
+    from stackcheck.fleet.run import run_distributed, write_snapshots
+
+    def emit(report, snapshots):
+        report.environment["registry"] = registry_source
+        if snapshot_dir:
+            write_snapshots(snapshots, snapshot_dir)
+        emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
+
+    done = run_distributed(
+        "preflight",
+        profile=profile,
+        skip=tuple(split_ids(skip)),
+        timeout_s=timeout_s,
+        strict=strict,
+        deep=deep,
+        emit=emit,
+    )
+    finish(done.code)
 
 
 def _list_profiles(catalog, as_json: bool) -> None:

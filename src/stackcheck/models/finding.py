@@ -6,6 +6,8 @@ from typing import Literal
 
 import msgspec
 
+from stackcheck.models.fleet import FleetInfo
+
 REPORT_SCHEMA_VERSION = "1.0"
 
 # "error": the check itself failed (a stackcheck bug), so nothing was shown to be fine: the
@@ -58,6 +60,7 @@ class Report(msgspec.Struct, kw_only=True):
     environment: dict[str, str] = {}  # interpreter checked, where the facts came from
     # every pip fix of the findings that are not consequences, merged: one command per index
     fix_all: list[str] = []
+    fleet: FleetInfo | None = None  # judged over several ranks (--distributed, fleet compare)
 
 
 _ORDER = {"error": 0, "blocked": 1, "warning": 2, "ok": 3, "skipped": 4}

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from stackcheck.models.fleet import FleetInfo
 from stackcheck.models.snapshot import Snapshot
 
 # 1.1: records and events name their predecessor in the ledger (``prev``); 1.0 files stay valid
@@ -142,6 +143,9 @@ class ResultRecord(Claim, kw_only=True, forbid_unknown_fields=True):
     # "sha256:…" of the file stored just before this one in its ledger (the chain; set by
     # Ledger.store, "" for the first file and in files written before schema 1.1)
     prev: str = ""
+    # recorded from a distributed run (the --report of `preflight --distributed`): the world size
+    # and every rank's snapshot digest; rank 0's is ``snapshot_digest`` (None: one process)
+    fleet: FleetInfo | None = None
     digest: str = ""  # "sha256:…" of this record with digest = ""
 
 

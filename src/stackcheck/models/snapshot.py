@@ -212,6 +212,35 @@ class GitSection(Section, kw_only=True):
     dirty: bool | None = None
 
 
+class NetInterface(msgspec.Struct, kw_only=True):
+    name: str  # "eth0", "ib0", "lo"
+    up: bool | None = None  # operstate "up" (None: unknown, e.g. "unknown" for lo and tunnels)
+    loopback: bool = False
+
+
+class NetworkSection(Section, kw_only=True):
+    """What NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME must name (interface names only, no address)."""
+
+    hostname: str = ""
+    interfaces: list[NetInterface] = []
+
+
+class LaunchSection(Section, kw_only=True):
+    """Who started this process, as a rank of which job (torchrun / srun / mpirun variables)."""
+
+    launcher: str = ""  # torchrun | slurm | mpi | "" (not launched as a rank)
+    rank: int | None = None
+    local_rank: int | None = None
+    world_size: int | None = None
+    local_world_size: int | None = None
+    node_rank: int | None = None
+    job_id: str = ""  # TORCHELASTIC_RUN_ID / SLURM_JOB_ID
+    wall_clock_ns: int | None = None  # time.time_ns() when taken
+    # "probe": when this process took its snapshot; "barrier": right after a barrier of all ranks
+    # (the fleet gather), so the clocks of the ranks can be compared
+    clock_source: str = ""
+
+
 class Snapshot(msgspec.Struct, kw_only=True, dict=True):
     schema_version: str = SNAPSHOT_SCHEMA_VERSION
     tool: ToolInfo = msgspec.field(default_factory=ToolInfo)
@@ -225,6 +254,8 @@ class Snapshot(msgspec.Struct, kw_only=True, dict=True):
     kernels: KernelsSection = msgspec.field(default_factory=KernelsSection)
     env: EnvSection = msgspec.field(default_factory=EnvSection)
     git: GitSection = msgspec.field(default_factory=GitSection)
+    network: NetworkSection = msgspec.field(default_factory=NetworkSection)
+    launch: LaunchSection = msgspec.field(default_factory=LaunchSection)
 
     # ----- conveniences used by many checks (pure, derived, never stored) -----
     def distribution(self, name: str) -> Distribution | None:

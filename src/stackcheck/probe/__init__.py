@@ -24,6 +24,8 @@ SECTIONS: dict[str, str] = {
     "kernels": "kernels",
     "env": "environ",
     "git": "git",
+    "network": "network",
+    "launch": "launch",
 }
 
 # Sections judged by preflight/doctor; the rest only matter to `snapshot` and the ledger.
@@ -114,6 +116,8 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
         "kernels": S.KernelsSection,
         "env": S.EnvSection,
         "git": S.GitSection,
+        "network": S.NetworkSection,
+        "launch": S.LaunchSection,
     }
     out: dict = {}
     funcs = {}

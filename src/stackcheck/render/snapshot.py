@@ -21,6 +21,8 @@ def snapshot_text(snap: Snapshot, origin: str | None = None) -> str:
         ("kernels", snap.kernels, _kernel_facts(snap.kernels)),
         ("env", snap.env, _env_facts(snap.env)),
         ("git", snap.git, _git_facts(snap.git)),
+        ("network", snap.network, _network_facts(snap.network)),
+        ("launch", snap.launch, _launch_facts(snap.launch)),
     ]
     how = snap.tool.command or "live"
     when = f", captured {snap.tool.captured_at}" if snap.tool.captured_at else ""
@@ -33,6 +35,17 @@ def snapshot_text(snap: Snapshot, origin: str | None = None) -> str:
             detail = f"{detail}; {section.error}" if detail else section.error
         lines.append(f"  {name:<13} {status:<28} {detail}".rstrip())
     return "\n".join(printable(line) for line in lines)  # a colleague's snapshot cannot rewrite the terminal
+
+
+def _network_facts(n) -> str:
+    names = ", ".join(i.name for i in n.interfaces if not i.loopback)
+    return "  ".join(x for x in (n.hostname, f"interfaces: {names}" if names else "") if x)
+
+
+def _launch_facts(launch) -> str:
+    if launch.status != "ok":
+        return ""
+    return f"{launch.launcher} rank {launch.rank} of {launch.world_size} (local rank {launch.local_rank})"
 
 
 def _python_facts(snap) -> str:

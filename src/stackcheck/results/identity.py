@@ -50,9 +50,9 @@ def identity_key(claim: Claim, profile_id: str) -> str:
     return sha256(canonical(identity_fields(claim, profile_id)))
 
 
-# Fields added after schema 1.0: left out of the digest while empty, so a file written before
-# they existed still hashes to the digest it was named after.
-_LATER_FIELDS = ("prev",)
+# Fields added after schema 1.0: left out of the digest while empty ("" or None), so a file
+# written before they existed still hashes to the digest it was named after.
+_LATER_FIELDS = ("prev", "fleet")
 
 
 def content_digest(obj) -> str:
@@ -66,7 +66,7 @@ def data_digest(data: dict) -> str:
     older file look tampered."""
     data = {**data, "digest": ""}
     for name in _LATER_FIELDS:
-        if data.get(name) == "":
+        if name in data and data[name] in ("", None):
             del data[name]
     return sha256(canonical(data))
 

@@ -76,22 +76,40 @@ def _mechanism(r: ResultRecord, _ledger) -> list[str]:
 
 def scope_conflicts(r: ResultRecord) -> list[str]:
     """Evidence that cannot stand for the claim it is filed under."""
-    out = []
+    out = fleet_problems(r)
     gpus = len(r.snapshot.visible_gpus())
     scope = r.scope or "cpu-smoke"
+    # a distributed run of one GPU per rank is multi-GPU evidence: its ranks saw the GPUs
+    fleet_gpus = r.fleet.world_size if r.fleet and all(x.gpus for x in r.fleet.ranks) else 0
     if scope in ("single-gpu", "multi-gpu") and gpus == 0:
         out.append(
             f"scope: a CPU-only environment cannot carry {scope} evidence (the snapshot has no visible GPU)"
         )
-    elif scope == "multi-gpu" and gpus < 2:
+    elif scope == "multi-gpu" and gpus < 2 and fleet_gpus < 2:
+        ranks = f", and a distributed run of {r.fleet.world_size} rank(s)" if r.fleet else ""
         out.append(
             "scope: single-GPU evidence cannot stand for a multi-GPU claim (the snapshot has "
-            f"{gpus} visible GPU)"
+            f"{gpus} visible GPU{ranks})"
         )
     if (scope == "training" or r.workload.kind == "training") and r.backend.name in SERVING_BACKENDS:
         out.append(
             f"backend.name: a serving backend's run ({r.backend.name}) cannot stand for a training mechanism"
         )
+    return out
+
+
+def fleet_problems(r: ResultRecord) -> list[str]:
+    """A distributed run's fleet must list every rank once, rank 0 being the record's snapshot."""
+    f = r.fleet
+    if f is None:
+        return []
+    out = []
+    ranks = sorted(x.rank for x in f.ranks)
+    if ranks != list(range(f.world_size)):
+        out.append(f"fleet.ranks: one snapshot digest per rank 0..{f.world_size - 1}, got ranks {ranks[:8]}")
+    first = next((x for x in f.ranks if x.rank == 0), None)
+    if first is not None and first.snapshot_digest != r.snapshot_digest:
+        out.append("fleet.ranks: rank 0's snapshot digest is not the record's snapshot_digest")
     return out
 
 

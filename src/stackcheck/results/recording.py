@@ -19,6 +19,7 @@ import msgspec
 
 from stackcheck.errors import InputError, Refused
 from stackcheck.models.finding import Report
+from stackcheck.models.fleet import FleetInfo
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_snapshot, redact_value
 from stackcheck.results import ladder
@@ -126,11 +127,17 @@ def record(
     own_ledger = ledger is None
     ledger = ledger or Ledger(default_root(cwd))
     try:
+        fleet = None
         if report is None:
             judged = preflight(d.profile, snap, registry=registry, catalog=catalog, cwd=cwd, digest=digest)
         else:
-            judged = from_report(report, d.profile, digest, registry=registry, catalog=catalog, cwd=cwd)
-        rec = complete(d, snap, judged, cwd=cwd, digest=digest)
+            loaded = _load_report(report)
+            where = None if isinstance(report, Report) else str(report)
+            judged = from_report(
+                loaded, d.profile, digest, registry=registry, catalog=catalog, cwd=cwd, where=where
+            )
+            fleet = loaded.fleet  # a distributed run's: every rank's snapshot digest comes along
+        rec = complete(d, snap, judged, cwd=cwd, digest=digest, fleet=fleet)
         lacking = ladder.missing(rec, rec.evidence, ledger)
         if lacking:
             raise Refused(
@@ -173,17 +180,20 @@ def preflight(
 
 
 def from_report(
-    report: Report | str | os.PathLike, profile_id: str, digest: str, *, registry=None, catalog=None, cwd=None
+    report: Report | str | os.PathLike,
+    profile_id: str,
+    digest: str,
+    *,
+    registry=None,
+    catalog=None,
+    cwd=None,
+    where: str | None = None,
 ) -> tuple[ProfileRef, str]:
     """The preflight verdict a Report (or the file of ``stackcheck preflight --json``) gives
     for ``profile_id`` on the snapshot whose digest is ``digest``: refused (one line) when it
     judged another snapshot, profile or registry, or skipped checks."""
-    where = "preflight report"
-    if not isinstance(report, Report):
-        from stackcheck.fileio import load_json
-
-        where = str(report)
-        report = load_json(report, Report, "preflight report")
+    where = where or ("preflight report" if isinstance(report, Report) else str(report))
+    report = _load_report(report)
     if report.kind != "preflight":
         raise InputError(
             f"{where}: kind: expected a preflight report (stackcheck preflight --json), got {report.kind!r}"
@@ -194,6 +204,14 @@ def from_report(
     if problem:
         raise Refused(f"{where}: not this result's preflight: {problem}")
     return _profile_ref(profile.id, catalog, report), profile.evidence_scope
+
+
+def _load_report(report: Report | str | os.PathLike) -> Report:
+    if isinstance(report, Report):
+        return report
+    from stackcheck.fileio import load_json
+
+    return load_json(report, Report, "preflight report")
 
 
 SKIPPED_BY_USER = "skipped by --skip"  # the reason stackcheck.checks.registry.run_checks gives
@@ -259,6 +277,7 @@ def complete(
     cwd: Path,
     now: str | None = None,
     digest: str | None = None,
+    fleet: FleetInfo | None = None,
 ) -> ResultRecord:
     """Everything a record carries besides the user's claim; pure except for hashing artifacts
     and reading the git state. ``digest``: the snapshot's digest when the caller has it. The
@@ -289,6 +308,7 @@ def complete(
         snapshot_digest=digest or snapshot_digest(snapshot),
         git=resolve_git(draft.git, git_state(cwd)),
         stackcheck_version=__version__,
+        fleet=fleet,
     )
     rec.identity_key = identity_key(rec, ref.id)
     rec.digest = content_digest(rec)
