@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "completion": ("completion:completion", "Print the shell completion script (bash, zsh, fish)."),
     "mine": ("mine:mine", "Mine CI logs into verifiable rules: ingest, rules, summary, verify."),
+    "bench": ("bench:bench", "Backend regression suite: attention/GEMM paths checked, timed, recorded."),
 }
 
 
