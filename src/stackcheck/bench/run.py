@@ -9,7 +9,6 @@ fraction of it. An exception while running is ``error`` with its message.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable
 from typing import Literal
 
@@ -163,8 +162,18 @@ def run_case(backend, shape, device, warmup, reps, seed, clock, prepare, availab
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         return CaseResult(**base, status="error", reason=f"{type(exc).__name__}: {first}")
     finally:
-        gc.collect()
+        if device.cuda:  # the next case starts from the same free memory
+            _release()
     return timed(CaseResult(**base, status="ok"), timing, device, peaks)
+
+
+def _release() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    torch.cuda.empty_cache()
 
 
 def timed(result: CaseResult, timing: Timing, device, peaks: dict | None) -> CaseResult:
