@@ -88,3 +88,11 @@ def laptop():
     from tests.factories import SNAPSHOTS
 
     return load_snapshot(SNAPSHOTS / "cpu-laptop.json")
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    from stackcheck.results.ledger import Ledger
+
+    with Ledger(tmp_path / "ledger") as led:
+        yield led

@@ -60,4 +60,6 @@ def pytest_configure(config) -> None:
         return
     from stackcheck.bench.pytest_session import BenchSession
 
+    config.addinivalue_line("markers", "stackcheck_bench: a case of the stackcheck backend regression suite")
+
     config.pluginmanager.register(BenchSession(config), "stackcheck-bench-session")

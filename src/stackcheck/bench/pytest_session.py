@@ -21,8 +21,8 @@ class BenchItem(pytest.Item):
 
     def runtest(self) -> None:
         result = self.bench.run_one(self.backend, self.shape)
-        if result.status == "skipped":
-            pytest.skip(result.reason)
+        if result.status == "skipped":  # reported at the case (reportinfo), not at this line
+            raise pytest.skip.Exception(result.reason, _use_item_location=True)
         if result.status in ("wrong", "error"):
             raise BenchFailure(f"{result.status}: {result.reason}")
         self.user_properties.append(("median_s", result.median_s))
@@ -33,7 +33,7 @@ class BenchItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return Path("stackcheck-bench"), None, f"{self.backend.group} {self.backend.name} × {self.shape.name}"
+        return Path("stackcheck-bench"), 0, f"{self.backend.group} {self.backend.name} × {self.shape.name}"
 
 
 class BenchSession:
