@@ -15,15 +15,17 @@ from tests.bench.conftest import ATTN, wrong_by
 pytest.importorskip("torch")
 
 
-def bench_into(ledger, tmp_path, cpu, laptop, catalog, label="baseline"):
+def bench_into(
+    ledger, tmp_path, cpu, laptop, catalog, profile="LAB-CPU", names=("sdpa-math", "eager", "sdpa-cudnn")
+):
     return run_and_write(
-        backends_named(["sdpa-math", "eager", "sdpa-cudnn"]),
+        backends_named(list(names)),
         [ATTN],
         out_dir=tmp_path / "run",
         snapshot=laptop,
         ledger=ledger,
-        profile="LAB-CPU",
-        run_label=label,
+        profile=profile,
+        run_label="baseline",
         catalog=catalog,
         cwd=tmp_path,
         device=cpu,
@@ -111,18 +113,7 @@ def test_records_land_in_the_postgresql_ledger(tmp_path, cpu, laptop, bench_cata
 
 
 def test_a_failing_profile_records_at_smoke_saying_why(ledger, tmp_path, cpu, laptop, bench_catalog):
-    outcome = run_and_write(
-        backends_named(["sdpa-math"]),
-        [ATTN],
-        out_dir=tmp_path / "run",
-        snapshot=laptop,
-        ledger=ledger,
-        profile="LAB-BROKEN",
-        catalog=bench_catalog,
-        cwd=tmp_path,
-        device=cpu,
-        reps=5,
-    )
+    outcome = bench_into(ledger, tmp_path, cpu, laptop, bench_catalog, "LAB-BROKEN", ["sdpa-math"])
     [filed] = outcome.filed
     assert filed.evidence == "smoke"
     assert filed.note.startswith(
