@@ -98,7 +98,7 @@ def test_with_the_flag_cases_run_as_tests_and_the_run_is_written(tmp_path):
         "baseline.json",
     )
     assert again.returncode == 1, again.stdout + again.stderr
-    assert "1 regression, 0 improvements in 1 cases" in again.stdout
+    assert "1 regression, 0 improvements in 1 case " in again.stdout
     why = "was ok, now skipped: CPU-only: no CUDA GPU here for cuDNN attention"
     assert f"attention/sdpa sdpa-cudnn × attn-t: {why}" in again.stdout
 

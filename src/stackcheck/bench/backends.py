@@ -34,6 +34,7 @@ class Device:
     name: str = ""
     capability: tuple[int, int] = (0, 0)
     torch: str = ""
+    threads: int = 0  # torch's intra-op threads (OMP_NUM_THREADS): CPU timings depend on it
 
     @property
     def cuda(self) -> bool:
@@ -41,7 +42,8 @@ class Device:
 
     def as_dict(self) -> dict:
         arch = f"sm{self.capability[0]}{self.capability[1]}" if self.cuda else ""
-        return {"kind": self.kind, "name": self.name, "arch": arch, "torch": self.torch}
+        out = {"kind": self.kind, "name": self.name, "arch": arch, "torch": self.torch}
+        return {**out, "threads": str(self.threads)} if self.threads else out
 
 
 def device_info(want: str = "auto") -> Device:
@@ -53,7 +55,8 @@ def device_info(want: str = "auto") -> Device:
     if want in ("auto", "cuda") and torch.cuda.is_available():
         major, minor = torch.cuda.get_device_capability(0)
         return Device("cuda", torch.cuda.get_device_name(0), (major, minor), str(torch.__version__))
-    return Device("cpu", platform.processor() or platform.machine(), (0, 0), str(torch.__version__))
+    name = platform.processor() or platform.machine()
+    return Device("cpu", name, (0, 0), str(torch.__version__), torch.get_num_threads())
 
 
 def installed(module: str) -> bool:

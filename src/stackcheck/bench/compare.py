@@ -148,18 +148,30 @@ def text(c: Comparison) -> str:
     improvements, then what changed in the environment between the runs."""
     lines = [
         f"{c.regressions} regression{'s' * (c.regressions != 1)}, {c.improvements} "
-        f"improvement{'s' * (c.improvements != 1)} in {len(c.cases)} cases "
+        f"improvement{'s' * (c.improvements != 1)} in {len(c.cases)} {_cases(len(c.cases))} "
         f"(Mann-Whitney U, alpha {c.alpha:g}, minimum effect {c.min_effect:.0%})"
     ]
-    for verdict in ("regression", "improvement", "not-judged", "new", "gone"):
+    for verdict in ("regression", "improvement", "not-judged"):
         shown = [x for x in c.cases if x.verdict == verdict]
         if shown:
             lines += ["", f"{verdict}:"]
             lines += [f"  {x.group} {x.backend} × {x.shape}: {x.why}" for x in shown]
+    for verdict, where in (("new", "not in the baseline"), ("gone", "not in the current run")):
+        names = [f"{x.backend} × {x.shape}" for x in c.cases if x.verdict == verdict]
+        if names:  # a partial run leaves many: named briefly
+            more = f", … {len(names) - 4} more" if len(names) > 4 else ""
+            lines += [
+                "",
+                f"{verdict}: {len(names)} {_cases(len(names))} {where}: {', '.join(names[:4])}{more}",
+            ]
     same = sum(x.verdict == "same" for x in c.cases)
     if same:
-        lines += ["", f"{same} cases unchanged within the noise or status"]
+        lines += ["", f"{same} {_cases(same)} unchanged (within the noise, or the same status)"]
     changes = c.device + c.environment
     lines += ["", "environment changes:" if changes else "environment: no change between the runs"]
     lines += [f"  {e.field}: {e.baseline or '(none)'} → {e.current or '(none)'}" for e in changes]
     return "\n".join(lines) + "\n"
+
+
+def _cases(n: int) -> str:
+    return "case" if n == 1 else "cases"

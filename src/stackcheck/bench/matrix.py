@@ -91,7 +91,9 @@ def _md(cell: str) -> str:
 def _device(run: BenchRun) -> str:
     d = run.device
     name = d.get("name") or d.get("kind", "?")
-    extra = ", ".join(x for x in (d.get("arch", ""), f"torch {d['torch']}" if d.get("torch") else "") if x)
+    parts: tuple[str, ...] = (d.get("arch", ""), f"torch {d['torch']}" if d.get("torch") else "")
+    parts += (f"{d['threads']} threads",) if d.get("threads") else ()
+    extra = ", ".join(x for x in parts if x)
     return f"{d.get('kind', '?')} {name}" + (f" ({extra})" if extra else "")
 
 
