@@ -134,3 +134,32 @@ def test_cli_compare_exit_1_on_regression_0_on_noise(cli_main, tmp_path, cpu):
     assert [c["verdict"] for c in doc["cases"]] == ["regression", "regression"]
     code, _, err = cli_main("bench", "compare", str(paths["base"]), str(tmp_path / "none.json"))
     assert code == 2 and err.count("\n") == 1 and "none.json: no such bench run" in err
+
+
+def test_several_baselines_raise_the_bar_by_their_run_to_run_drift(cpu):
+    quiet = dict(sigma=0.01)
+    drifting = [timed_run(cpu, 0.010, seed=1, **quiet), timed_run(cpu, 0.011, seed=2, **quiet)]
+    within = timed_run(cpu, 0.0112, seed=3, **quiet)  # ~7 % over the pooled median, drift is 10 %
+    c = compare(drifting, within)
+    assert c.regressions == 0 and [x.verdict for x in c.cases] == ["same", "same"]
+    for x in c.cases:  # the drift measured between the baselines (~10 %) is the bar
+        shown = x.why.split("baseline runs drift ")[1].split(":")[0]
+        drift = float(shown.rstrip("%")) / 100
+        assert 0.08 < drift < 0.12 and 1.05 < x.ratio < 1 + drift
+        assert x.why.endswith(f"baseline runs drift {shown}: a real shift, under the {shown} minimum")
+    assert compare(drifting[1], within).regressions == 0  # 2 % over the newest alone: under 5 %
+    assert compare(drifting[0], within).regressions == 2  # 12 % over the older alone
+    beyond = timed_run(cpu, 0.013, seed=4, **quiet)
+    c = compare(drifting, beyond)
+    assert c.regressions == 2 and all(x.ratio > 1.2 for x in c.cases)
+
+
+def test_cli_compare_takes_several_baselines(cli_main, tmp_path, cpu):
+    paths = []
+    for i, cost in enumerate((0.010, 0.011, 0.0112)):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_bytes(msgspec.json.encode(timed_run(cpu, cost, seed=i, sigma=0.01)))
+    code, out, _ = cli_main("bench", "compare", *map(str, paths))
+    assert code == 0 and out.startswith("0 regressions, 0 improvements in 2 cases")
+    code, out, err = cli_main("bench", "compare", str(paths[0]))
+    assert (code, out) == (2, "") and "give at least one BASELINE and the CURRENT run" in err

@@ -60,7 +60,7 @@ def test_text_matrix():
         "\n"
         "gemm:\n"
         "  group        backend      g\n"
-        "  gemm/matmul  matmul-fp32  ok 20 µs ±35%\n"
+        "  gemm/matmul  matmul-fp32  ok 20 µs ±0%\n"
         "\n"
         "2 ok, 1 wrong, 2 skipped, 0 error\n"
     )
@@ -84,7 +84,7 @@ def test_markdown_matrix():
         "\n"
         "| group | backend | g |\n"
         "|---|---|---|\n"
-        "| gemm/matmul | matmul-fp32 | ok 20 µs ±35% |\n"
+        "| gemm/matmul | matmul-fp32 | ok 20 µs ±0% |\n"
     )
 
 

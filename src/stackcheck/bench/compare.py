@@ -57,22 +57,48 @@ class Comparison(msgspec.Struct, kw_only=True):
 
 
 def compare(
-    baseline: BenchRun, current: BenchRun, *, alpha: float = ALPHA, min_effect: float = MIN_EFFECT
+    baseline: BenchRun | list[BenchRun],
+    current: BenchRun,
+    *,
+    alpha: float = ALPHA,
+    min_effect: float = MIN_EFFECT,
 ) -> Comparison:
-    before = {c.key: c for c in baseline.cases}
+    """``current`` against one baseline run, or several: then the baseline's repetitions are
+    pooled, and the spread between the baseline runs' medians (run-to-run drift, which no test
+    on one run's repetitions can see) raises the effect a change must exceed."""
+    baselines = baseline if isinstance(baseline, list) else [baseline]
+    latest = {c.key: c for c in baselines[-1].cases}  # statuses: the newest baseline
+    keys = list(dict.fromkeys(c.key for run in baselines for c in run.cases))
     after = {c.key: c for c in current.cases}
     changes: list[CaseChange] = []
-    for key in list(before) + [k for k in after if k not in before]:
-        changes.append(case_change(before.get(key), after.get(key), alpha, min_effect))
+    for key in keys + [k for k in after if k not in keys]:
+        before = [c for run in baselines for c in run.cases if c.key == key]
+        a = latest.get(key) or (before[-1] if before else None)
+        pooled, drift = _pooled(before) if a is not None and a.status == "ok" else (a, 0.0)
+        changes.append(case_change(pooled, after.get(key), alpha, max(min_effect, drift), drift))
     return Comparison(
         alpha=alpha,
         min_effect=min_effect,
         regressions=sum(c.verdict == "regression" for c in changes),
         improvements=sum(c.verdict == "improvement" for c in changes),
         cases=changes,
-        environment=_changed(baseline.environment, current.environment),
-        device=_changed(baseline.device, current.device),
+        environment=_changed(baselines[-1].environment, current.environment),
+        device=_changed(baselines[-1].device, current.device),
     )
+
+
+def _pooled(runs: list[CaseResult]) -> tuple[CaseResult, float]:
+    """One baseline case from the ok runs of a case: every repetition, and the drift
+    (slowest / fastest median - 1) between the runs."""
+    import statistics
+
+    ok = [c for c in runs if c.status == "ok" and c.times_s]
+    if len(ok) < 2:
+        return runs[-1], 0.0
+    medians = [statistics.median(c.times_s) for c in ok]
+    times = [t for c in ok for t in c.times_s]
+    drift = max(medians) / min(medians) - 1 if min(medians) > 0 else 0.0
+    return msgspec.structs.replace(ok[-1], times_s=times, stats={"median": statistics.median(times)}), drift
 
 
 def _changed(a: dict[str, str], b: dict[str, str]) -> list[EnvChange]:
@@ -83,7 +109,9 @@ def _changed(a: dict[str, str], b: dict[str, str]) -> list[EnvChange]:
     ]
 
 
-def case_change(a: CaseResult | None, b: CaseResult | None, alpha: float, min_effect: float) -> CaseChange:
+def case_change(
+    a: CaseResult | None, b: CaseResult | None, alpha: float, min_effect: float, drift: float = 0.0
+) -> CaseChange:
     some = b or a
     assert some is not None
 
@@ -116,13 +144,15 @@ def case_change(a: CaseResult | None, b: CaseResult | None, alpha: float, min_ef
     if n < MIN_REPS:
         return change("not-judged", f"{n} repetitions; at least {MIN_REPS} on each side to test")
     ratio, p = shift(a.times_s, b.times_s)
-    moved = f"median {ratio - 1:+.1%}, p = {p:.2g}"
+    moved = f"median {ratio - 1:+.1%}, p = {p:.2g}" + (
+        f", baseline runs drift {_pct(drift)}" if drift else ""
+    )
     if p < alpha and ratio > 1 + min_effect:
         return change("regression", f"slower: {moved}", ratio, p)
     if p < alpha and ratio < 1 - min_effect:
         return change("improvement", f"faster: {moved}", ratio, p)
     if p < alpha:
-        return change("same", f"{moved}: a real shift, under the {min_effect:.0%} minimum", ratio, p)
+        return change("same", f"{moved}: a real shift, under the {_pct(min_effect)} minimum", ratio, p)
     return change("same", f"{moved}: within the noise", ratio, p)
 
 
@@ -149,7 +179,7 @@ def text(c: Comparison) -> str:
     lines = [
         f"{c.regressions} regression{'s' * (c.regressions != 1)}, {c.improvements} "
         f"improvement{'s' * (c.improvements != 1)} in {len(c.cases)} {_cases(len(c.cases))} "
-        f"(Mann-Whitney U, alpha {c.alpha:g}, minimum effect {c.min_effect:.0%})"
+        f"(Mann-Whitney U, alpha {c.alpha:g}, minimum effect {_pct(c.min_effect)})"
     ]
     for verdict in ("regression", "improvement", "not-judged"):
         shown = [x for x in c.cases if x.verdict == verdict]
@@ -175,3 +205,8 @@ def text(c: Comparison) -> str:
 
 def _cases(n: int) -> str:
     return "case" if n == 1 else "cases"
+
+
+def _pct(x: float) -> str:
+    """0.05 → "5%", 0.0946 → "9.5%"."""
+    return f"{x:.1%}".replace(".0%", "%")

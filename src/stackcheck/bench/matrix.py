@@ -34,9 +34,9 @@ def _time(seconds: float | None) -> str:
 
 
 def _cell(case: CaseResult, notes: dict[str, int]) -> str:
-    if case.status == "ok":
-        cv = case.stats.get("cv")
-        spread = f" ±{cv:.0%}" if cv is not None else ""
+    if case.status == "ok":  # spread: half the interquartile range relative to the median (robust)
+        median, iqr = case.stats.get("median"), case.stats.get("iqr")
+        spread = f" ±{iqr / 2 / median:.0%}" if median and iqr is not None else ""
         return f"ok {_time(case.median_s)}{spread}"
     n = notes.setdefault(f"{case.status}: {case.reason}", len(notes) + 1)
     return f"{'WRONG' if case.status == 'wrong' else case.status} [{n}]"

@@ -139,9 +139,8 @@ def run_cmd(
     finish(1 if any(c.status in ("wrong", "error") for c in outcome.run.cases) else 0)
 
 
-@bench.command(short_help="Regressions between two runs, beyond the measured noise.")
-@click.argument("baseline", metavar="BASELINE")
-@click.argument("current", metavar="CURRENT")
+@bench.command(short_help="Regressions between runs, beyond the measured noise.")
+@click.argument("runs", nargs=-1, required=True, metavar="BASELINE... CURRENT")
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -157,19 +156,24 @@ def run_cmd(
     help="Smallest change of the median that counts (0.05 = 5 %).",
 )
 @json_option
-def compare(baseline, current, alpha, min_effect, as_json):
-    """Compare the run CURRENT with BASELINE (each a bench.json, its directory, or a
-    pytest-benchmark JSON saved with --benchmark-save-data).
+def compare(runs, alpha, min_effect, as_json):
+    """Compare the run CURRENT (the last one given) with BASELINE (each a bench.json, its
+    directory, or a pytest-benchmark JSON saved with --benchmark-save-data).
 
     A case regressed when it was ok and is now wrong, skipped or broken, or when it is slower
-    by more than --min-effect and the test on the repetitions says it is not noise. Names the
-    environment changes between the runs. Exit 1 when anything regressed.
+    by more than --min-effect and the test on the repetitions says it is not noise. Several
+    baseline runs pool their repetitions, and the drift between their medians raises the
+    effect that counts (a machine's run-to-run noise). Names the environment changes between
+    the newest baseline and CURRENT. Exit 1 when anything regressed.
     """
     from stackcheck.bench.compare import compare as compare_runs
     from stackcheck.bench.compare import text as comparison_text
     from stackcheck.bench.matrix import load_run
 
-    result = compare_runs(load_run(baseline), load_run(current), alpha=alpha, min_effect=min_effect)
+    if len(runs) < 2:
+        raise click.UsageError("give at least one BASELINE and the CURRENT run")
+    loaded = [load_run(r) for r in runs]
+    result = compare_runs(loaded[:-1], loaded[-1], alpha=alpha, min_effect=min_effect)
     if as_json:
         emit_json(result)
     else:
