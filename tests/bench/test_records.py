@@ -117,7 +117,7 @@ def test_a_failing_profile_records_at_smoke_saying_why(ledger, tmp_path, cpu, la
     [filed] = outcome.filed
     assert filed.evidence == "smoke"
     assert filed.note.startswith(
-        "the result does not prove evidence level 'measured'; missing:; profile: preflight"
+        "the result does not prove evidence level 'measured'; missing: profile: preflight"
     )
     assert "LAB-BROKEN must pass at record time, it was blocked" in filed.note
 

@@ -94,7 +94,7 @@ def store(
         except Refused as exc:
             if d["evidence"] == "smoke":
                 raise
-            note = "; ".join(line.strip(" -") for line in str(exc).splitlines() if line.strip(" -"))
+            note = " ".join(line.strip().removeprefix("- ") for line in str(exc).splitlines() if line.strip())
             d["evidence"] = "smoke"
             done = record(d, snapshot=snapshot, ledger=ledger, catalog=catalog, registry=registry, cwd=cwd)
         filed.append(Filed(case, id=done.stored.id, evidence=done.stored.evidence, note=note))
