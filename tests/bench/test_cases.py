@@ -131,3 +131,58 @@ def test_missing_shape_file_and_unknown_set(cli_main, tmp_path, monkeypatch):
     assert code == 2 and err.strip().endswith(
         "--reps: at least 5 repetitions for a median and a noise estimate, got 3"
     )
+
+
+def test_any_shape_file_gives_shapes_or_one_input_error(tmp_path):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.text(max_size=8)
+    )
+    fields = st.sampled_from(
+        [
+            "name",
+            "op",
+            "dtype",
+            "heads",
+            "kv_heads",
+            "seq_q",
+            "seq_k",
+            "head_dim",
+            "m",
+            "n",
+            "k",
+            "dim",
+            "causal",
+            "batch",
+            "x",
+        ]
+    )
+    shape = st.dictionaries(
+        fields, st.one_of(scalars, st.sampled_from(["attention", "gemm", "block", "a1"])), max_size=8
+    )
+    doc = st.one_of(
+        st.dictionaries(
+            st.sampled_from(["shapes", "include_builtin", "schema_version"]),
+            st.one_of(scalars, st.lists(shape, max_size=3)),
+        ),
+        st.lists(shape, max_size=2),
+        scalars,
+    )
+    path = tmp_path / "shapes.json"
+
+    @settings(max_examples=150)
+    @given(doc)
+    def check(value):
+        import json
+
+        path.write_text(json.dumps(value))
+        try:
+            shapes = load_shapes(path)
+        except InputError as exc:
+            assert str(exc).startswith(f"{path}: ") and "\n" not in str(exc)
+        else:
+            assert shapes and all(shape_problem(s) is None for s in shapes)
+
+    check()

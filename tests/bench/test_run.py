@@ -113,6 +113,13 @@ def test_skips_carry_their_reason():
             everything,
             "dtype unsupported: fp8 scaled matmul needs m, n and k divisible by 16",
         ),
+        (
+            BY_NAME["sdpa-math"],
+            Shape(name="f8", op="attention", dtype="float8_e4m3fn"),
+            hopper,
+            everything,
+            "dtype unsupported: sdpa-math has no float8_e4m3fn path (fp8 is a GEMM backend here)",
+        ),
         (BY_NAME["sdpa-math"], bf16, cpu, everything, ""),
         (BY_NAME["sdpa-cudnn"], bf16, hopper, everything, ""),
     ]

@@ -77,6 +77,8 @@ def skip_reason(backend: Backend, shape: Shape, device, available: Callable[[str
     dtype = case_dtype(backend, shape)
     if backend.cuda_only and not device.cuda:
         return f"CPU-only: no CUDA GPU here for {backend.cuda_only}"
+    if dtype == "float8_e4m3fn" and backend.op != "gemm":
+        return f"dtype unsupported: {backend.name} has no float8_e4m3fn path (fp8 is a GEMM backend here)"
     if backend.dtypes and dtype not in backend.dtypes:
         return f"dtype unsupported: {backend.name} runs {', '.join(backend.dtypes)}, the shape is {dtype}"
     if device.cuda and device.capability < backend.min_capability:
