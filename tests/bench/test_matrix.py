@@ -4,6 +4,7 @@ what it writes)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -155,11 +156,13 @@ def test_we_read_what_real_pytest_benchmark_writes(tmp_path):
             "--benchmark-max-time=0.001",
         ],
         cwd=tmp_path,
+        # a child of an xdist worker: pytest-benchmark would see PYTEST_XDIST_WORKER and not time anything
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0 and out.exists(), done.stdout + done.stderr
     run = load_run(out)
     assert run.source == "pytest-benchmark"
     assert [(c.backend, c.shape, c.group, c.status) for c in run.cases] == [

@@ -204,3 +204,29 @@ def test_peak_fraction_where_the_gpu_is_known():
     assert peak_tflops(Device("cuda", "Tesla T4", (7, 5)), "bfloat16") is None
     assert peak_tflops(Device("cuda", "Some New GPU", (12, 0)), "bfloat16") is None
     assert peak_tflops(Device("cpu"), "float32") is None
+
+
+def test_cli_run_defaults_to_the_tiny_set_on_a_cpu_and_prints_json(cli_main, tmp_path, monkeypatch):
+    import msgspec
+
+    from stackcheck.bench.run import BenchRun
+
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the default set would be the GPU suite")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli_main(
+        "bench", "run", "--backend", "matmul-fp32", "--reps", "5", "-o", "out", "--no-record", "--json"
+    )
+    assert (code, err) == (0, "")
+    run = msgspec.json.decode(out, type=BenchRun)
+    assert [(c.backend, c.shape, c.status, len(c.times_s)) for c in run.cases] == [
+        ("matmul-fp32", "gemm-64", "ok", 5)
+    ]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "bench.json",
+        "matrix.md",
+        "matrix.txt",
+        "pytest-benchmark.json",
+    ]
+    assert run.device["kind"] == "cpu" and run.snapshot_digest.startswith("sha256:")
