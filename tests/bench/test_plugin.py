@@ -112,3 +112,14 @@ def test_a_bad_shape_file_is_a_usage_error(tmp_path):
     assert done.stderr.strip() == (
         "ERROR: --stackcheck-bench: shapes.json: shapes[0].kv_heads: 2 does not divide heads (3)"
     )
+
+
+def test_the_suite_refuses_to_run_under_xdist(tmp_path):
+    pytest.importorskip("xdist")
+    (tmp_path / "shapes.json").write_text(json.dumps(SHAPES))
+    done = pytest_in(tmp_path, *BENCH, "-n", "2")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "ERROR: --stackcheck-bench times kernels: run it without -n (pytest-xdist workers would share "
+        "the machine and time each other)"
+    )

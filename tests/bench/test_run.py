@@ -138,7 +138,7 @@ def test_this_cpu_runs_the_cpu_paths_and_skips_the_rest_with_reasons(cpu):
         "sdpa-math": ("ok", ""),
         "sdpa-efficient": (
             "skipped",
-            "no kernel: torch has no sdpa-efficient kernel for these inputs on cpu",
+            "no kernel: torch has no sdpa-efficient kernel for these inputs (cpu, float32)",
         ),
         "sdpa-flash": ("ok", ""),
         "sdpa-cudnn": ("skipped", "CPU-only: no CUDA GPU here for cuDNN attention"),

@@ -106,16 +106,21 @@ def _attention(name: str, q, k, v, causal: bool) -> Callable[[], object]:
 
         kernel = getattr(SDPBackend, _SDPA[name])
 
-        def sdpa():
+        def call():
             with sdpa_kernel([kernel]):
-                try:
-                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-                except RuntimeError as exc:
-                    if "No viable backend" in str(exc) or "No available kernel" in str(exc):
-                        raise NoKernel(
-                            f"torch has no {name} kernel for these inputs on {q.device.type}"
-                        ) from exc
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+        def sdpa():
+            try:
+                return call()
+            except RuntimeError as exc:
+                if "No viable backend" not in str(exc) and "No available kernel" not in str(exc):
                     raise
+                why = _sdpa_warnings(call)
+                where = f"{q.device.type}, {str(q.dtype).removeprefix('torch.')}"
+                raise NoKernel(
+                    f"torch has no {name} kernel for these inputs ({where})" + (f": {why}" if why else "")
+                ) from exc
 
         return sdpa
     if name == "eager":
@@ -148,6 +153,20 @@ def _attention(name: str, q, k, v, causal: bool) -> Callable[[], object]:
         bias = xops.LowerTriangularMask() if causal else None
         return lambda: xops.memory_efficient_attention(qt, kt, vt, attn_bias=bias).transpose(1, 2)
     raise NoKernel(f"no implementation for attention backend {name!r}")
+
+
+def _sdpa_warnings(call) -> str:
+    """Why SDPA refused its forced kernel, from the warnings torch gives when it does (one line)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            call()
+        except RuntimeError:
+            pass
+    lines = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
+    return "; ".join(dict.fromkeys(line[:160] for line in lines))[:400]
 
 
 def _flex(q, k, v, causal: bool, gqa: bool) -> Callable[[], object]:

@@ -58,6 +58,13 @@ def pytest_addoption(parser) -> None:
 def pytest_configure(config) -> None:
     if not config.getoption("stackcheck_bench", False):
         return
+    if getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput"):
+        import pytest
+
+        raise pytest.UsageError(
+            "--stackcheck-bench times kernels: run it without -n (pytest-xdist workers would share "
+            "the machine and time each other)"
+        )
     from stackcheck.bench.pytest_session import BenchSession
 
     config.addinivalue_line("markers", "stackcheck_bench: a case of the stackcheck backend regression suite")
