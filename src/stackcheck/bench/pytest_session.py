@@ -44,6 +44,7 @@ class BenchSession:
         self.comparison = None
         self.written: list[Path] = []
         self.problem = ""
+        self.run = None  # the BenchRun, once the session finished
 
     def _opt(self, name: str):
         return self.config.getoption(f"stackcheck_bench_{name}")
@@ -123,7 +124,7 @@ class BenchSession:
         self.run = run
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        if not self.results:
+        if self.run is None:
             return
         from stackcheck.bench import matrix
         from stackcheck.bench.compare import text
