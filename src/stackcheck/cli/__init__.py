@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mine": ("mine:mine", "Mine CI logs into verifiable rules: ingest, rules, summary, verify."),
     "report": ("report:report", "Write the HTML review page: matrix, ledger, measured metrics, rules."),
     "fleet": ("fleet:fleet", "Judge every rank of a multi-GPU / multi-node job together: skew, collectives."),
+    "bench": ("bench:bench", "Backend regression suite: attention/GEMM paths checked, timed, recorded."),
 }
 
 

@@ -22,7 +22,10 @@ RESULT_SCHEMA_VERSION = "1.1"
 Level = Literal["smoke", "mechanism", "measured", "reproduced", "delivery"]
 LEVELS: tuple[str, ...] = Level.__args__  # type: ignore[attr-defined]  # ladder order, lowest first
 
-BackendName = Literal["transformers", "vllm", "sglang", "llama.cpp", "tensorrt-llm"]
+# torch, flash-attn, xformers: the kernel paths `stackcheck bench` measures (args name the path)
+BackendName = Literal[
+    "transformers", "vllm", "sglang", "llama.cpp", "tensorrt-llm", "torch", "flash-attn", "xformers"
+]
 SERVING_BACKENDS = frozenset({"vllm", "sglang", "llama.cpp", "tensorrt-llm"})
 
 # What the evidence claims to cover (Profile.evidence_scope plus training).
@@ -49,7 +52,9 @@ class BackendIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class WorkloadIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    kind: Literal["inference", "serving", "training"]  # required: no silent default
+    # required: no silent default; kernel: one operation on synthetic inputs (stackcheck bench),
+    # where the manifest is the sha256 of the case (shape, dtype, seed) and no model is involved
+    kind: Literal["inference", "serving", "training", "kernel"]
     # sha256 of the input manifest: for training the tokenized-data manifest, for serving the
     # inputs as rendered by the chat template
     manifest_sha256: str = ""

@@ -44,6 +44,7 @@ def _mechanism(r: ResultRecord, _ledger) -> list[str]:
     if r.status != "ok":
         out.append(f"status: a failed run ({r.failure_reason}) stays at smoke")
     m = r.model
+    kernel = r.workload.kind == "kernel"  # synthetic inputs, no weights, tokenizer or template
     for field, what in (
         ("revision", "model revision pinned to a 40-hex commit"),
         ("tokenizer_revision", "tokenizer revision pinned to a 40-hex commit"),
@@ -51,7 +52,7 @@ def _mechanism(r: ResultRecord, _ledger) -> list[str]:
         ("thinking_source", "where the thinking mode came from"),
         ("dtype", "dtype"),
     ):
-        if not getattr(m, field):
+        if not getattr(m, field) and (field == "dtype" or not kernel):
             out.append(f"model.{field}: {what}")
     b = r.backend
     if not b.version:
@@ -62,7 +63,7 @@ def _mechanism(r: ResultRecord, _ledger) -> list[str]:
             out.append(f"backend.version: declared {b.version} but the snapshot has {b.name} {installed}")
     w = r.workload
     for field in ("manifest_sha256", "samples", "concurrency", "input_tokens", "output_tokens", "seed"):
-        if getattr(w, field) in ("", None):
+        if getattr(w, field) in ("", None) and not (kernel and field in _NO_TOKENS):
             out.append(f"workload.{field}: part of the workload identity")
     verdict = r.profile.verdict
     if verdict not in ("ok", "warning"):
@@ -72,6 +73,9 @@ def _mechanism(r: ResultRecord, _ledger) -> list[str]:
         )
     out.extend(scope_conflicts(r))
     return out
+
+
+_NO_TOKENS = ("concurrency", "input_tokens", "output_tokens")  # not part of a kernel's workload
 
 
 def scope_conflicts(r: ResultRecord) -> list[str]:
