@@ -82,7 +82,12 @@ class CheckSpec:
 
 # The modules above the checks that declare the verdicts their commands produce (imported by
 # ``all_checks(everywhere=True)`` only: preflight and doctor never pay for them).
-ELSEWHERE = ("stackcheck.accept.steps", "stackcheck.notebook.check", "stackcheck.hygiene.rules")
+ELSEWHERE = (
+    "stackcheck.accept.steps",
+    "stackcheck.notebook.check",
+    "stackcheck.hygiene.rules",
+    "stackcheck.artifacts.checks",
+)
 
 
 def _runs_elsewhere(ctx: Context) -> Iterable[Outcome]:
