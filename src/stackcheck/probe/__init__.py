@@ -24,6 +24,7 @@ SECTIONS: dict[str, str] = {
     "kernels": "kernels",
     "env": "environ",
     "git": "git",
+    "engines": "engines",
 }
 
 # Sections judged by preflight/doctor; the rest only matter to `snapshot` and the ledger.
@@ -114,6 +115,7 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
         "kernels": S.KernelsSection,
         "env": S.EnvSection,
         "git": S.GitSection,
+        "engines": S.EnginesSection,
     }
     out: dict = {}
     funcs = {}

@@ -269,7 +269,7 @@ def complete(
     from stackcheck.environment import snapshot_digest
 
     ref, scope = profile
-    backend = draft.backend
+    backend = with_engine(draft.backend, snapshot)
     if not backend.version:
         installed = ladder.installed_version(snapshot, backend.name)
         backend = msgspec.structs.replace(backend, version=installed)
@@ -293,6 +293,37 @@ def complete(
     rec.identity_key = identity_key(rec, ref.id)
     rec.digest = content_digest(rec)
     return rec
+
+
+def with_engine(backend, snapshot: Snapshot):
+    """``backend`` with what the draft left empty filled from the snapshot's engines section:
+    the version, the commit, and the build (the wheel's CUDA variant, the torch it was built
+    for, llama.cpp's build number, compiler and backends; for TensorRT-LLM the TensorRT
+    version, the CUDA of the torch build and the GPU). What the draft states is kept."""
+    engine = snapshot.engines.get(backend.name)
+    if engine is None:
+        return backend
+    build: dict = {
+        "variant": engine.build,
+        "torch": engine.torch,
+        "backends": engine.backends,
+        "compiler": engine.compiler,
+        "ngc_release": engine.container,
+    }
+    if backend.name == "tensorrt-llm":
+        trt = snapshot.engines.get("tensorrt")
+        gpus = snapshot.accelerators.gpus
+        build.update(
+            tensorrt=trt.version if trt else "",
+            cuda=snapshot.torch.cuda or "",
+            gpu=gpus[0].name if gpus else "",
+        )
+    return msgspec.structs.replace(
+        backend,
+        version=backend.version or engine.version,
+        commit=backend.commit or engine.commit,
+        build=backend.build or {k: v for k, v in build.items() if v},
+    )
 
 
 def with_dispersion(metric: Metric) -> Metric:
