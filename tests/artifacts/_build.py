@@ -66,9 +66,42 @@ def main(out: Path) -> None:
     grown.add_tokens([f"<tool_{i}>" for i in range(12)])  # ids 120..131, the embedding has 128 rows
     grown.save_pretrained(out / "adapter_tokens")
     adapter(qwen, out / "qwen", out / "adapter_qwen", target_modules=["q_proj", "k_proj", "o_proj"])
+    onnx_models(out / "onnx")
+    gguf_files(out / "gguf")
     import torch.distributed.checkpoint as dcp
 
     dcp.save({"model": llama.state_dict()}, checkpoint_id=str(out / "dcp"), no_dist=True)
+
+
+def onnx_models(out: Path) -> None:
+    """A tiny Add graph at opset 17 / IR 8, and the same stamped opset 99 (too new)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    out.mkdir()
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"])], "tiny", [x], [y])
+    for name, opset in (("ok.onnx", 17), ("new.onnx", 99)):
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="test")
+        model.ir_version = 8
+        onnx.save(model, str(out / name))
+
+
+def gguf_files(out: Path) -> None:
+    import gguf
+    import numpy as np
+
+    out.mkdir()
+    for name, arch in (("tiny.gguf", "llama"), ("odd.gguf", "not-an-arch")):
+        w = gguf.GGUFWriter(str(out / name), arch)
+        w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+        w.add_tensor("token_embd.weight", np.zeros((8, 4), dtype=np.float16))
+        w.add_tensor("output_norm.weight", np.zeros((4,), dtype=np.float32))
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
 
 
 if __name__ == "__main__":

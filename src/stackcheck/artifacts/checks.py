@@ -16,6 +16,7 @@ from typing import Any
 from stackcheck.artifacts.headers import FLOAT_DTYPES, TORCH_DTYPES, TensorInfo
 from stackcheck.artifacts.layout import Artifact
 from stackcheck.artifacts.targets import family_of, target
+from stackcheck.artifacts.targets import table as targets_table
 from stackcheck.checks.registry import CheckSpec, by_id, declare
 from stackcheck.models.finding import CheckResult, Verdict
 from stackcheck.shellcmd import code, command
@@ -184,6 +185,35 @@ CHECKS: dict[str, CheckSpec] = by_id(
         "value the result identity records. Without one, pass --chat-template to the engine.",
     ),
     _art(
+        "ART040",
+        "ONNX model the installed onnxruntime cannot load",
+        "an IR version and opsets the installed onnxruntime implements",
+        "An ONNX file records its IR version and the opset of each operator domain; an "
+        "onnxruntime older than the exporter refuses it ('Unsupported model IR version', 'opset "
+        "... is under development'). The IR version and opsets are read from the protobuf; "
+        "onnxruntime itself is asked, in a child process, to create a CPU session. Export with "
+        "the opset the runtime implements (torch.onnx.export(..., opset_version=N)) or upgrade "
+        "onnxruntime.",
+    ),
+    _art(
+        "ART041",
+        "onnxruntime build and the CUDA / cuDNN it needs",
+        "the onnxruntime wheel's providers, with the CUDA and cuDNN wheels they load",
+        "The CPU wheel (onnxruntime) has CPUExecutionProvider only; onnxruntime-gpu's "
+        "CUDAExecutionProvider loads the CUDA runtime and cuDNN of the major versions it was "
+        "built with (a sourced table in artifacts/data/targets.json) and falls back to CPU, with a "
+        "warning only, when they are missing.",
+    ),
+    _art(
+        "ART050",
+        "GGUF architecture unknown to the installed gguf package",
+        "an architecture the installed llama.cpp gguf package names",
+        "A GGUF file names its architecture, file type (quantization) and tensors in its header, "
+        "read here with llama.cpp's own gguf package; an architecture that package does not name "
+        "is one the matching llama.cpp release does not load ('unknown model architecture'). "
+        "Upgrade llama.cpp (and pip install -U gguf).",
+    ),
+    _art(
         "ART030",
         "pickle in the artifact imports callables",
         "no pickle, or one that imports only tensor-rebuild helpers",
@@ -266,6 +296,8 @@ def judge_artifact(art: Artifact, base: Artifact | None, opts: Options) -> list[
     if art.tokenizer is not None:
         out += _tokenizer(art, base, opts)
     out += _pickles(art)
+    out += _onnx(art)
+    out += _gguf(art)
     return sorted(out, key=lambda c: c.id)
 
 
@@ -957,4 +989,102 @@ def _pickles(art: Artifact) -> Iterator[CheckResult]:
                 "ok",
                 "pickle of tensors only (torch.load(weights_only=True) loads it)",
                 subject=rel,
+            )
+
+
+# ---- ONNX and GGUF ---------------------------------------------------------------------
+
+
+def _onnx(art: Artifact) -> Iterator[CheckResult]:
+    from stackcheck.artifacts.formats import installed_versions, onnxruntime_installed, ort_flavor_providers
+
+    for f in art.onnx:
+        subject = str(f.path)
+        if f.unread:
+            yield _skip("ART040", f.unread)
+            continue
+        opsets = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(f.opsets.items()))
+        ev = {"ir_version": str(f.ir_version), "opsets": opsets, "producer": f.producer}
+        seen = f"IR version {f.ir_version}, opsets {opsets}" + (f" (from {f.producer})" if f.producer else "")
+        if not f.runtime:
+            yield _skip("ART040", f"{seen}; no onnxruntime installed to load it")
+        elif f.session_error:
+            yield _result(
+                "ART040",
+                "blocked",
+                f"{seen}: {f.runtime} refuses it: {f.session_error}",
+                "export again with an opset this onnxruntime implements, torch.onnx.export(..., "
+                "opset_version=N), or upgrade it: "
+                + command("python", "-m", "pip", "install", "-U", "onnxruntime"),
+                subject=subject,
+                evidence=ev,
+            )
+        else:
+            yield _result("ART040", "ok", f"{seen}: {f.runtime} loads it", subject=subject, evidence=ev)
+    if not art.onnx:
+        return
+    ort = onnxruntime_installed()
+    if ort is None:
+        return
+    dist, version = ort
+    providers = ort_flavor_providers(dist)
+    if "CUDAExecutionProvider" not in providers:
+        yield _result("ART041", "ok", f"{dist} {version}: {', '.join(providers)}")
+        return
+    table = targets_table()["onnxruntime_gpu"]
+    from stackcheck.versions import parse_version
+
+    v = parse_version(version)
+    build = next(
+        (b for b in table["builds"] if v is not None and (p := parse_version(b["from"])) and v >= p), None
+    )
+    if build is None:
+        yield _skip("ART041", f"no CUDA / cuDNN requirements known for {dist} {version}")
+        return
+    wheels = {k: w.format(cuda=build["cuda"]) for k, w in table["wheels"].items()}
+    have = installed_versions(tuple(wheels.values()))
+    cudnn = have.get(wheels["cudnn"], "")
+    need = f"CUDA {build['cuda']} and cuDNN {build['cudnn']}"
+    if cudnn and cudnn.split(".")[0] != build["cudnn"]:
+        yield _result(
+            "ART041",
+            "blocked",
+            f"{dist} {version} needs {need}; {wheels['cudnn']} {cudnn} is installed: "
+            "CUDAExecutionProvider fails to load and sessions fall back to CPU",
+            command("python", "-m", "pip", "install", f"{wheels['cudnn']}=={build['cudnn']}.*"),
+        )
+    elif not cudnn:
+        yield _result(
+            "ART041",
+            "warning",
+            f"{dist} {version} needs {need}; no {wheels['cudnn']} wheel installed (a system cuDNN "
+            f"{build['cudnn']} on the library path serves too)",
+            command(
+                "python", "-m", "pip", "install", f"{wheels['cudnn']}=={build['cudnn']}.*", wheels["cuda"]
+            ),
+        )
+    else:
+        yield _result("ART041", "ok", f"{dist} {version}: {', '.join(providers)}; {wheels['cudnn']} {cudnn}")
+
+
+def _gguf(art: Artifact) -> Iterator[CheckResult]:
+    for f in art.gguf:
+        if f.unread:
+            yield _skip("ART050", f.unread)
+            continue
+        types = ", ".join(f"{n} {k}" for k, n in sorted(f.tensor_types.items()))
+        seen = f"{f.architecture or '?'}, file type {f.file_type or '?'}, {f.tensor_count} tensors ({types})"
+        ev = {"architecture": f.architecture, "file_type": f.file_type, "tensors": str(f.tensor_count)}
+        if f.arch_known:
+            yield _result("ART050", "ok", seen, subject=str(f.path), evidence=ev)
+        else:
+            yield _result(
+                "ART050",
+                "blocked",
+                f"{seen}: architecture {f.architecture!r} is not among the {f.known_architectures} "
+                "the installed gguf package names",
+                "use a llama.cpp release that supports it, and "
+                + command("python", "-m", "pip", "install", "-U", "gguf"),
+                subject=str(f.path),
+                evidence=ev,
             )

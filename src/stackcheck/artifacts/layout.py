@@ -61,6 +61,8 @@ class Artifact:
     distcp_ranks: set[int] = field(default_factory=set)
     distcp_metadata: bool = False
     files: list[str] = field(default_factory=list)  # every file found, relative
+    onnx: list[Any] = field(default_factory=list)  # formats.OnnxFacts of each .onnx file
+    gguf: list[Any] = field(default_factory=list)  # formats.GgufFacts of each .gguf file
 
     @property
     def is_adapter(self) -> bool:
@@ -104,7 +106,7 @@ def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
         art = Artifact(root=p.parent, files=[p.name])
         if p.suffix == ".safetensors":
             _add_shard(art, p.name)
-        elif pickles:
+        elif not _formats(art, [p]) and pickles:
             _scan_pickle(art, p, p.name)
         return art
     art = Artifact(root=p)
@@ -114,7 +116,20 @@ def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
     art.tokenizer = _tokenizer(p)
     _walk(art, pickles)
     _weights(art)
+    _formats(art, [p / f for f in art.files if "/" not in f])
     return art
+
+
+def _formats(art: Artifact, paths: list[Path]) -> bool:
+    """Read the ONNX and GGUF files among ``paths``; whether there was one."""
+    from stackcheck.artifacts import formats
+
+    for path in paths:
+        if formats.is_onnx(path.name):
+            art.onnx.append(formats.onnx_facts(path))
+        elif formats.is_gguf(path.name):
+            art.gguf.append(formats.gguf_facts(path))
+    return bool(art.onnx or art.gguf)
 
 
 def _walk(art: Artifact, pickles: bool) -> None:
@@ -141,7 +156,8 @@ def _walk(art: Artifact, pickles: bool) -> None:
                 art.distcp_ranks.add(int(m.group(1)))
             if entry.name == ".metadata":
                 art.distcp_metadata = True
-            if not pickles or entry.name.endswith((".safetensors", ".json", ".jinja", ".txt", ".md")):
+            skip = (".safetensors", ".json", ".jinja", ".txt", ".md", ".onnx", ".gguf")
+            if not pickles or entry.name.endswith(skip):
                 continue
             suffix = os.path.splitext(entry.name)[1].lower()
             if suffix in PICKLE_SUFFIXES or entry.name == ".metadata":

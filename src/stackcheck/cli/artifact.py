@@ -6,7 +6,6 @@ import click
 
 from stackcheck.cli.common import emit_report, finish, json_option, strict_option
 
-
 target_option = click.option(
     "--for",
     "target",

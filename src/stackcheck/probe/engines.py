@@ -157,9 +157,10 @@ def _tensorrt(dists: dict, container: str) -> Engine | None:
     return None
 
 
-def _onnxruntime(d: dict, flavor: str) -> Engine:
-    providers = list(_BUILTIN_PROVIDERS.get(flavor, []))
-    capi = os.path.join(d.get("location", ""), "onnxruntime", "capi")
+def onnxruntime_providers(capi: str, dist: str) -> list[str]:
+    """The execution providers of the onnxruntime wheel ``dist`` whose ``onnxruntime/capi``
+    directory is ``capi``: the provider libraries it ships, the flavor's built-in ones, CPU."""
+    providers = list(_BUILTIN_PROVIDERS.get(_ORT_FLAVORS.get(dist, ""), []))
     try:
         names = sorted(os.listdir(capi))
     except OSError:
@@ -169,12 +170,17 @@ def _onnxruntime(d: dict, flavor: str) -> Engine:
         if m and m.group(1) in _ORT_PROVIDERS:
             providers.append(_ORT_PROVIDERS[m.group(1)])
     providers.append("CPUExecutionProvider")
+    return list(dict.fromkeys(providers))
+
+
+def _onnxruntime(d: dict, flavor: str) -> Engine:
+    capi = os.path.join(d.get("location", ""), "onnxruntime", "capi")
     version, _, _ = split_local(d.get("version", ""))
     return Engine(
         name="onnxruntime",
         version=version,
         build=flavor,
-        backends=list(dict.fromkeys(providers)),
+        backends=onnxruntime_providers(capi, _norm(d.get("name", ""))),
         source="metadata+files",
         path=d.get("location", ""),
     )
