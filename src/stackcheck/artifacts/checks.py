@@ -314,7 +314,7 @@ def _shards(art: Artifact) -> Iterator[CheckResult]:
                 "ART001",
                 "blocked",
                 f"{idx} names {len(names)} shard(s) not in {art.root}: {_listed(names)} "
-                f"({len(lost)} tensors, e.g. {_listed(lost, 2)})",
+                f"({len(lost)} tensor(s), e.g. {_listed(lost, 2)})",
                 "download them again from the model's repository at the revision of the others, e.g. "
                 + code(command("huggingface-cli", "download", "REPO", *names, "--local-dir", str(art.root))),
                 evidence={"missing": " ".join(names)},
@@ -409,13 +409,14 @@ def _shapes(art: Artifact) -> Iterator[CheckResult]:
     name, family = fam
     layers = dims["num_hidden_layers"]
     missing, wrong = [], []
+    lost = {t for t, shard in art.weight_map.items() if shard in art.missing_shards}  # ART001's
     for template, axes in family["tensors"].items():
         names = [template.format(i=i) for i in range(layers)] if "{i}" in template else [template]
         want = tuple(dims[a] for a in axes)
         for tname in names:
             t = art.tensor(tname)
             if t is None:
-                if template not in family["optional"]:
+                if template not in family["optional"] and tname not in lost:
                     missing.append(tname)
             elif t.shape != want:
                 wrong.append(f"{tname} {list(t.shape)} (config: {list(want)})")
