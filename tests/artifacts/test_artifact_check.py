@@ -352,3 +352,22 @@ def test_header_reader_agrees_with_safetensors(built):
     )
     assert ours == theirs and len(ours) == 21
     assert header_of(path)["__metadata__"] == {"format": "pt"}
+
+
+def test_adapter_declares_another_revision_of_a_hub_base(built, copy, tmp_path, capsys):
+    import shutil
+
+    at = "1" * 40
+    base = tmp_path / "hub" / "models--org--tiny" / "snapshots" / at
+    shutil.copytree(built / "llama", base)
+    a = copy("adapter")
+    edit_json(a / "adapter_config.json", base_model_name_or_path="org/tiny", revision="2" * 40)
+    _, f = findings(capsys, str(a), "--base", str(base))
+    (c,) = f["ART014"]
+    assert c["verdict"] == "warning"
+    assert (
+        c["observed"] == f"adapter declares org/tiny at revision {'2' * 40}; the base given is revision {at}"
+    )
+    edit_json(a / "adapter_config.json", revision=at)
+    _, f = findings(capsys, str(a), "--base", str(base))
+    assert f["ART014"][0]["verdict"] == "ok"

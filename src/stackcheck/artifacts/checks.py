@@ -774,8 +774,21 @@ def _adapter_rank(art: Artifact, cfg: dict[str, Any], opts: Options, tgt: dict) 
         )
 
 
+def _hub_revision(base: Artifact) -> str:
+    """The commit of the hub cache snapshot the base lives in ("" when it is not in one)."""
+    from stackcheck.artifacts.identity import hub_snapshot
+
+    found = hub_snapshot(base.root)
+    return found[1] if found else ""
+
+
 def _same_base(declared: str, base: Artifact) -> bool:
+    from stackcheck.artifacts.identity import hub_snapshot
+
+    hub = hub_snapshot(base.root)
     given = {str(base.root), base.root.name, str((base.config or {}).get("_name_or_path", ""))}
+    if hub:
+        given.add(hub[0])
     try:
         from pathlib import Path
 
@@ -800,6 +813,15 @@ def _declared_base(art: Artifact, base: Artifact | None, cfg: dict[str, Any]) ->
             + _py(_set_json("base_model_name_or_path", "ORG/BASE"))
             + " "
             + command(str(art.root / "adapter_config.json")),
+            evidence=ev,
+        )
+    elif base is not None and revision and (at := _hub_revision(base)) and at != revision:
+        yield _result(
+            "ART014",
+            "warning",
+            f"adapter declares {declared} at revision {revision}; the base given is revision {at}",
+            "check against the revision it declares: "
+            + command("huggingface-cli", "download", declared, "--revision", str(revision)),
             evidence=ev,
         )
     elif base is not None and not _same_base(declared, base):

@@ -13,7 +13,7 @@ from pathlib import Path
 from stackcheck.artifacts.layout import Artifact, gather
 from stackcheck.models.result import AdapterIdentity
 
-__all__ = ["ArtifactIdentity", "file_sha256", "identify"]
+__all__ = ["ArtifactIdentity", "file_sha256", "hub_snapshot", "identify"]
 
 # <cache>/models--ORG--NAME/snapshots/<commit>/…: what huggingface_hub downloads into
 _HUB_SNAPSHOT = re.compile(r"models--(?P<repo>[^/\\]+)[/\\]snapshots[/\\](?P<rev>[0-9a-f]{40})(?:[/\\]|$)")
@@ -32,6 +32,12 @@ class ArtifactIdentity:
     files: dict[str, str] = field(default_factory=dict)  # file → sha256 of what was hashed
 
 
+def hub_snapshot(path: str | os.PathLike) -> tuple[str, str] | None:
+    """(ORG/NAME, commit) when ``path`` lies in a Hugging Face cache snapshot, else None."""
+    m = _HUB_SNAPSHOT.search(str(Path(path).absolute()))
+    return (m.group("repo").replace("--", "/", 1), m.group("rev")) if m else None
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -47,17 +53,16 @@ def identify(
     registry name; its directory's name otherwise)."""
     art = art or gather(path, pickles=False)
     ident = ArtifactIdentity(path=str(path))
-    m = _HUB_SNAPSHOT.search(str(Path(path).absolute()))
-    if m:
-        ident.repo = m.group("repo").replace("--", "/", 1)
-        ident.revision = m.group("rev")
+    hub = hub_snapshot(path)
+    if hub:
+        ident.repo, ident.revision = hub
     cfg = art.config or {}
     dtype = cfg.get("torch_dtype") or cfg.get("dtype")
     ident.dtype = str(dtype).replace("torch.", "") if dtype else ""
     tok = art.tokenizer
     if tok is not None:
         ident.tokenizer_sha256 = tok.digest
-        ident.tokenizer_in_snapshot = bool(m)
+        ident.tokenizer_in_snapshot = hub is not None
         if tok.chat_template is not None:
             ident.chat_template_sha256 = hashlib.sha256(tok.chat_template.encode("utf-8")).hexdigest()
     if art.is_adapter:

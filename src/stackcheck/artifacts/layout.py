@@ -63,6 +63,7 @@ class Artifact:
     files: list[str] = field(default_factory=list)  # every file found, relative
     onnx: list[Any] = field(default_factory=list)  # formats.OnnxFacts of each .onnx file
     gguf: list[Any] = field(default_factory=list)  # formats.GgufFacts of each .gguf file
+    pickle_budget: Any = None  # hygiene.pickles.RunBudget shared by the artifact's pickles
 
     @property
     def is_adapter(self) -> bool:
@@ -175,7 +176,9 @@ def _walk(art: Artifact, pickles: bool) -> None:
 def _scan_pickle(art: Artifact, full: Path, rel: str) -> None:
     from stackcheck.hygiene import pickles
 
-    scan = pickles.scan_file(str(full), pickle_expected=pickles.expected_by_name(rel))
+    if art.pickle_budget is None:
+        art.pickle_budget = pickles.RunBudget()  # one budget for every pickle of the artifact
+    scan = pickles.scan_file(str(full), pickle_expected=pickles.expected_by_name(rel), run=art.pickle_budget)
     if scan.is_pickle or scan.error or scan.limit:
         art.pickles.append((rel, scan))
 
