@@ -87,7 +87,10 @@ def test_rank_64_against_vllm_limit_16(built, capsys):
     (c,) = f["ART011"]
     assert c["verdict"] == "blocked"
     assert c["observed"] == "rank 64 above --max-lora-rank 16 (the default) (lora_alpha 128, scaling 2)"
-    assert c["fix"] == "start vllm with --max-lora-rank 64"
+    assert c["fix"] == (
+        "start vllm with --max-lora-rank 64: vllm serve "
+        f"{built / 'llama'} --enable-lora --lora-modules adapter={built / 'adapter_r64'} --max-lora-rank 64"
+    )
     code, f = findings(capsys, str(built / "adapter_r64"), "--for", "vllm", "--max-lora-rank", "64")
     assert code == 0 and f["ART011"][0]["verdict"] == "ok"
     code, f = findings(capsys, str(built / "adapter_r64"), "--for", "peft")

@@ -649,7 +649,7 @@ def _adapter(art: Artifact, base: Artifact | None, opts: Options) -> Iterator[Ch
     tgt = target(opts.target)
     by_module, named, unprefixed = _adapter_modules(art)
     yield from _adapter_dtype(art, base, opts, tgt)
-    yield from _adapter_rank(art, cfg, opts, tgt)
+    yield from _adapter_rank(art, cfg, opts, tgt, base)
     leaves = sorted({m.rsplit(".", 1)[-1] for m in by_module})
     declared = cfg.get("target_modules")
     if isinstance(declared, list):
@@ -736,7 +736,16 @@ def _adapter_dtype(art: Artifact, base: Artifact | None, opts: Options, tgt: dic
     )
 
 
-def _adapter_rank(art: Artifact, cfg: dict[str, Any], opts: Options, tgt: dict) -> Iterator[CheckResult]:
+def _serve(tgt: dict, art: Artifact, base: Artifact | None, cfg: dict[str, Any], *extra: str) -> str:
+    """The engine's start command for this adapter (the table's ``serve`` argv), plus ``extra``."""
+    name = str(base.root) if base is not None else str(cfg.get("base_model_name_or_path") or "BASE")
+    argv = [a.format(base=name, adapter=str(art.root)) for a in tgt["serve"]]
+    return command(*argv, *extra)
+
+
+def _adapter_rank(
+    art: Artifact, cfg: dict[str, Any], opts: Options, tgt: dict, base: Artifact | None
+) -> Iterator[CheckResult]:
     rank = _rank(cfg)
     alpha = cfg.get("lora_alpha") or 8
     rs = bool(cfg.get("use_rslora"))
@@ -749,8 +758,11 @@ def _adapter_rank(art: Artifact, cfg: dict[str, Any], opts: Options, tgt: dict) 
         given = "--max-lora-rank " + str(limit) + ("" if opts.max_lora_rank is not None else " (the default)")
         problems.append(f"rank {rank} above {given}")
         allowed = [a for a in (limits.get("allowed") or [rank]) if a >= rank]
-        if allowed:
-            fixes.append(f"start {opts.target} with {limits['flag']} {allowed[0]}")
+        if allowed and tgt.get("serve"):
+            fixes.append(
+                f"start {opts.target} with {limits['flag']} {allowed[0]}: "
+                + _serve(tgt, art, base, cfg, limits["flag"], str(allowed[0]))
+            )
         else:
             fixes.append(_merge_fix(art))
     if cfg.get("use_dora") and not tgt["dora"]:
