@@ -18,12 +18,15 @@ import msgspec
 from stackcheck.accept.steps import (
     DEFAULT_TIMEOUT_S,
     MODEL_CONFIG,
+    OPTIONAL_STEPS,
     TITLES,
     Needs,
     judge_gpu,
     judge_numpy,
+    judge_onnx,
     judge_roundtrip,
     judge_train,
+    optional_steps,
     requirement_names,
     run_child,
 )
@@ -103,8 +106,10 @@ def accept(
         timeout=timeout,
     )
     logs: dict[str, str] = {}
-    step = _Progress(progress)
-    step.start(f"accept: {len(TITLES)} steps in {python} (each child process up to {timeout:g} s)")
+    optional = optional_steps(snapshot)
+    total = len(TITLES) - len(OPTIONAL_STEPS) + len(optional)
+    step = _Progress(progress, total)
+    step.start(f"accept: {total} steps in {python} (each child process up to {timeout:g} s)")
 
     with (
         tempfile.TemporaryDirectory(prefix="stackcheck-accept-") as work,
@@ -133,6 +138,7 @@ def accept(
             "ACC003": pool.submit(child, "_child_torch.py", "gpu", work, config),
             "ACC004": pool.submit(roundtrip),
             "ACC006": pool.submit(_hygiene, repo, out),
+            **({"ACC008": pool.submit(child, "_child_onnx.py", work)} if "ACC008" in optional else {}),
         }
         results: dict[str, CheckResult] = {}
         for check_id, judge_fn, log_name in (
@@ -147,6 +153,12 @@ def accept(
             step.done(results[check_id])
         results["ACC004"] = step.done(_guarded("ACC004", futures["ACC004"].result))
         results["ACC006"] = step.done(_guarded("ACC006", futures["ACC006"].result))
+        if "ACC008" in futures:
+            onnx_run = futures["ACC008"].result()
+            logs["ACC008-onnx"] = onnx_run.log
+            results["ACC008"] = _guarded("ACC008", judge_onnx, onnx_run, needs)
+            results["ACC008"].evidence.setdefault("seconds", f"{onnx_run.seconds:.1f}")
+            step.done(results["ACC008"])
 
     for name, text in logs.items():
         atomic_write(out / "logs" / f"{name}.log", redact_text(text))
@@ -193,8 +205,8 @@ def _guarded(check_id: str, fn, *args) -> CheckResult:
 class _Progress:
     """``[3/7] ACC003 GPU matmul matches the CPU: skipped`` per finished step, to ``emit``."""
 
-    def __init__(self, emit: Callable[[str], None] | None):
-        self.emit, self.count = emit, 0
+    def __init__(self, emit: Callable[[str], None] | None, total: int = len(TITLES)):
+        self.emit, self.count, self.total = emit, 0, total
 
     def start(self, line: str) -> None:
         if self.emit:
@@ -205,7 +217,7 @@ class _Progress:
         if self.emit:
             seconds = result.evidence.get("seconds")
             took = f" ({float(seconds):.1f} s)" if seconds else ""
-            self.emit(f"[{self.count}/{len(TITLES)}] {result.id} {result.title}: {result.verdict}{took}")
+            self.emit(f"[{self.count}/{self.total}] {result.id} {result.title}: {result.verdict}{took}")
         return result
 
 

@@ -91,7 +91,36 @@ STEPS: dict[str, CheckSpec] = by_id(
         + _FIX,
         command="accept",
     ),
+    declare(
+        "ACC008",
+        "ONNX export runs in onnxruntime like torch",
+        explain=(
+            "Only when the checked interpreter has torch, onnx and onnxruntime installed: a tiny "
+            "model exported with torch.onnx.export (opset 17), checked with onnx.checker and run in "
+            "an onnxruntime CPU session must give the torch output (max |diff| <= 1e-4). Catches an "
+            "onnx / onnxruntime / torch combination that exports what the runtime cannot run."
+        )
+        + _FIX,
+        command="accept",
+    ),
 )
+# Steps that run only where their packages are installed (the standard stack keeps its seven):
+# each needs one distribution of every group.
+OPTIONAL_STEPS = {
+    "ACC008": (("torch",), ("onnx",), ("onnxruntime", "onnxruntime-gpu", "onnxruntime-directml")),
+}
+ONNX_TOLERANCE = 1e-4  # float32, another kernel order
+
+
+def optional_steps(snapshot) -> list[str]:
+    """The optional steps whose packages the checked interpreter's snapshot has."""
+    return [
+        k
+        for k, groups in OPTIONAL_STEPS.items()
+        if all(any(snapshot.distribution(d) for d in group) for group in groups)
+    ]
+
+
 TITLES = {i: spec.title for i, spec in STEPS.items()}
 
 # The tiny model every torch step builds: one transformer encoder block + a linear head.
@@ -431,5 +460,38 @@ def judge_roundtrip(saved: ChildRun, loaded: ChildRun | None, needs: Needs) -> C
         "ok",
         observed=f"{s['tensors']} tensors ({s['bytes']} bytes, safetensors {s['safetensors']}) reloaded "
         "in a fresh process: outputs bit-identical",
+        evidence=evidence,
+    )
+
+
+def judge_onnx(run_: ChildRun, needs: Needs) -> CheckResult:
+    reinstall = needs.pip_install("--force-reinstall", "onnx", "onnxruntime")
+    if early := _unusable("ACC008", run_, needs, reinstall):
+        return early
+    f = run_.facts
+    evidence = {
+        "torch": f["torch"],
+        "onnx": f["onnx"],
+        "onnxruntime": f["onnxruntime"],
+        "opset": str(f["opset"]),
+        "max_abs_diff": f"{f['max_abs_diff']:.3g}",
+        "providers": " ".join(f["providers"]),
+    }
+    diff = f["max_abs_diff"]
+    versions = f"torch {f['torch']}, onnx {f['onnx']}, onnxruntime {f['onnxruntime']}"
+    if not math.isfinite(diff) or diff > ONNX_TOLERANCE:
+        return _result(
+            "ACC008",
+            "blocked",
+            observed=f"onnxruntime's output differs from torch's by {diff:.3g} ({versions})",
+            expected=f"the same output (max |diff| <= {ONNX_TOLERANCE:g})",
+            fix=reinstall,
+            evidence=evidence,
+        )
+    return _result(
+        "ACC008",
+        "ok",
+        observed=f"exported at opset {f['opset']}, checked, run in onnxruntime: "
+        f"max |diff| {diff:.3g} ({versions})",
         evidence=evidence,
     )

@@ -88,6 +88,7 @@ ELSEWHERE = (
     "stackcheck.hygiene.rules",
     "stackcheck.fleet.judge",
     "stackcheck.fleet.collectives",
+    "stackcheck.artifacts.checks",
 )
 
 

@@ -84,9 +84,15 @@ def results():
     metavar="REPORT",
     help="Use this `stackcheck preflight --json` report of the same --snapshot instead of judging again.",
 )
+@click.option(
+    "--artifact",
+    metavar="PATH",
+    type=click.Path(exists=True),
+    help="The model or adapter directory measured: fills the model, adapter and tokenizer identity.",
+)
 @ledger_options
 @json_option
-def record(file, source, registry, report_file, ledger, as_json):
+def record(file, source, registry, report_file, artifact, ledger, as_json):
     """Complete a partial result FILE ('-': stdin), prove its evidence level and store it write-once.
 
     Prints the stored record's id and path. Exit 1 when the result is invalid or its
@@ -103,7 +109,9 @@ def record(file, source, registry, report_file, ledger, as_json):
         from stackcheck.environment import obtain
 
         snapshot = obtain(source)
-    done = record_result(file, snapshot=snapshot, ledger=ledger, registry=registry, report=report_file)
+    done = record_result(
+        file, snapshot=snapshot, ledger=ledger, registry=registry, report=report_file, artifact=artifact
+    )
     if as_json:
         emit_json(done.stored)
     else:

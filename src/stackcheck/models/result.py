@@ -32,6 +32,19 @@ SERVING_BACKENDS = frozenset({"vllm", "sglang", "llama.cpp", "tensorrt-llm"})
 Scope = Literal["cpu-smoke", "single-gpu", "multi-gpu", "serving", "training"]
 
 
+class AdapterIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The LoRA / PEFT adapter mounted on the model (``results record --artifact``, the registry)."""
+
+    name: str  # its registry name, or its directory's name
+    base_model: str = ""  # base_model_name_or_path as the adapter declares it
+    base_revision: str = ""  # the revision it declares
+    weights_sha256: str = ""  # of adapter_model.safetensors (or .bin)
+    config_sha256: str = ""  # of adapter_config.json
+    tokenizer_sha256: str = ""  # over its own tokenizer files, when it has them
+    r: int | None = None
+    lora_alpha: float | None = None
+
+
 class ModelIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     id: str  # hub repo id or local name, "Qwen/Qwen2.5-0.5B-Instruct"
     revision: str = ""  # 40-hex commit of the weights
@@ -41,6 +54,7 @@ class ModelIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     thinking_source: str = ""  # where it came from: "chat_template_kwargs", "model default" …
     dtype: str = ""  # bfloat16 | float16 | float32 …
     quantization: str = "none"  # none | awq | gptq | fp8 | Q4_K_M …
+    adapter: AdapterIdentity | None = None  # the adapter mounted on it, if any
 
 
 class BackendIdentity(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -205,6 +205,28 @@ class EnvSection(Section, kw_only=True):
     redacted: list[str] = []
 
 
+class Engine(msgspec.Struct, kw_only=True):
+    """An inference or serving engine as installed: the identity a result records."""
+
+    name: str  # vllm | sglang | llama.cpp | tensorrt-llm | tensorrt | onnxruntime
+    version: str = ""  # "0.11.0", llama.cpp's release "b4567"
+    build: str = ""  # the wheel's CUDA variant ("cu128"), llama.cpp's build number, onnxruntime's flavor
+    commit: str = ""  # source commit, where the engine says it
+    torch: str = ""  # the torch the wheel was built for (its Requires-Dist pin)
+    backends: list[str] = []  # llama.cpp: CUDA / Metal / CPU …; onnxruntime: its execution providers
+    compiler: str = ""  # llama.cpp: "cc (Ubuntu 13.2.0) 13.2.0 for x86_64-linux-gnu"
+    container: str = ""  # the NGC container release when inside one ("24.05")
+    source: str = ""  # metadata | llama-server --version | env | files
+    path: str = ""  # the distribution's location or the binary asked
+
+
+class EnginesSection(Section, kw_only=True):
+    engines: list[Engine] = []
+
+    def get(self, name: str) -> Engine | None:
+        return next((e for e in self.engines if e.name == name), None)
+
+
 class GitSection(Section, kw_only=True):
     root: str = ""
     commit: str = ""
@@ -256,6 +278,7 @@ class Snapshot(msgspec.Struct, kw_only=True, dict=True):
     git: GitSection = msgspec.field(default_factory=GitSection)
     network: NetworkSection = msgspec.field(default_factory=NetworkSection)
     launch: LaunchSection = msgspec.field(default_factory=LaunchSection)
+    engines: EnginesSection = msgspec.field(default_factory=EnginesSection)
 
     # ----- conveniences used by many checks (pure, derived, never stored) -----
     def distribution(self, name: str) -> Distribution | None:

@@ -26,6 +26,7 @@ SECTIONS: dict[str, str] = {
     "git": "git",
     "network": "network",
     "launch": "launch",
+    "engines": "engines",
 }
 
 # Sections judged by preflight/doctor; the rest only matter to `snapshot` and the ledger.
@@ -118,6 +119,7 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
         "git": S.GitSection,
         "network": S.NetworkSection,
         "launch": S.LaunchSection,
+        "engines": S.EnginesSection,
     }
     out: dict = {}
     funcs = {}

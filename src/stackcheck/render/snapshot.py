@@ -23,6 +23,7 @@ def snapshot_text(snap: Snapshot, origin: str | None = None) -> str:
         ("git", snap.git, _git_facts(snap.git)),
         ("network", snap.network, _network_facts(snap.network)),
         ("launch", snap.launch, _launch_facts(snap.launch)),
+        ("engines", snap.engines, _engine_facts(snap.engines)),
     ]
     how = snap.tool.command or "live"
     when = f", captured {snap.tool.captured_at}" if snap.tool.captured_at else ""
@@ -136,6 +137,18 @@ def _kernel_facts(k) -> str:
         + ("" if s.interpreter_exists else " (missing)")
         for s in k.kernels
     )
+
+
+def _engine_facts(section) -> str:
+    parts = []
+    for e in section.engines:
+        extra = [x for x in (e.build, e.commit[:12], f"torch {e.torch}" if e.torch else "") if x]
+        if e.backends:
+            extra.append("/".join(b.removesuffix("ExecutionProvider") for b in e.backends))
+        if e.container:
+            extra.append(f"NGC {e.container}")
+        parts.append(f"{e.name} {e.version}" + (f" ({', '.join(extra)})" if extra else ""))
+    return ", ".join(parts)
 
 
 def _git_facts(g) -> str:

@@ -40,10 +40,19 @@ def identity_fields(claim: Claim, profile_id: str) -> dict:
     return {
         "topic": claim.topic,
         "profile": profile_id,
-        "model": {f: getattr(claim.model, f) for f in MODEL_IDENTITY},
+        "model": _model_fields(claim.model),
         "backend": msgspec.to_builtins(claim.backend),
         "workload": msgspec.to_builtins(claim.workload),
     }
+
+
+def _model_fields(model) -> dict:
+    """The model's identity fields; the adapter only when one is mounted (so the key of a
+    result without an adapter is what it was before adapters were recorded)."""
+    fields = {f: getattr(model, f) for f in MODEL_IDENTITY}
+    if model.adapter is not None:
+        fields["adapter"] = msgspec.to_builtins(model.adapter)
+    return fields
 
 
 def identity_key(claim: Claim, profile_id: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,7 @@ def record(
     catalog: Any = None,
     cwd: str | os.PathLike | None = None,
     report: Report | str | os.PathLike | None = None,
+    artifact: str | os.PathLike | None = None,
 ) -> Recorded:
     """Complete, prove and store one result (the Python API of ``stackcheck results record``).
 
@@ -115,13 +117,17 @@ def record(
     ``stackcheck.catalog.load_catalog(registry, cwd)``; ``ledger`` to the default ledger.
     Artifact paths are relative to ``cwd``. ``report``: a preflight Report of the declared
     profile on this same snapshot (or the file ``stackcheck preflight --json`` wrote), used
-    instead of judging again. Raises Refused when the claimed evidence level is not proven
+    instead of judging again. ``artifact``: the model or adapter directory the result was
+    measured with; it fills the model, adapter and tokenizer identity the draft leaves empty
+    (:func:`with_artifact`). Raises Refused when the claimed evidence level is not proven
     or the report is of another snapshot, InputError for unreadable input.
     """
     from stackcheck.environment import snapshot_digest
 
     cwd = Path(cwd or os.getcwd())
     d = load_draft(draft)
+    if artifact is not None:
+        d = with_artifact(d, artifact)
     snap = _snapshot(snapshot)
     digest = snapshot_digest(snap)
     own_ledger = ledger is None
@@ -288,7 +294,7 @@ def complete(
     from stackcheck.environment import snapshot_digest
 
     ref, scope = profile
-    backend = draft.backend
+    backend = with_engine(draft.backend, snapshot)
     if not backend.version:
         installed = ladder.installed_version(snapshot, backend.name)
         backend = msgspec.structs.replace(backend, version=installed)
@@ -313,6 +319,61 @@ def complete(
     rec.identity_key = identity_key(rec, ref.id)
     rec.digest = content_digest(rec)
     return rec
+
+
+def with_artifact(draft: Draft, path: str | os.PathLike) -> Draft:
+    """``draft`` with the model identity it leaves empty filled from the artifact at ``path``:
+    the revision (and tokenizer revision) of a hub cache snapshot, or for an adapter the base
+    revision it declares; the dtype; the chat template's sha256; the adapter's identity."""
+    from stackcheck.artifacts.identity import identify
+
+    ident = identify(path)
+    model = draft.model
+    adapter = ident.adapter
+    revision = ident.revision or (adapter.base_revision if adapter else "")
+    if not re.fullmatch(r"[0-9a-f]{40}", revision):
+        revision = ""  # a branch name pins nothing
+    filled = msgspec.structs.replace(
+        model,
+        revision=model.revision or revision,
+        tokenizer_revision=model.tokenizer_revision
+        or (ident.revision if ident.tokenizer_in_snapshot else ""),
+        chat_template_sha256=model.chat_template_sha256 or ident.chat_template_sha256,
+        dtype=model.dtype or ident.dtype,
+        adapter=model.adapter or adapter,
+    )
+    return msgspec.structs.replace(draft, model=filled)
+
+
+def with_engine(backend, snapshot: Snapshot):
+    """``backend`` with what the draft left empty filled from the snapshot's engines section:
+    the version, the commit, and the build (the wheel's CUDA variant, the torch it was built
+    for, llama.cpp's build number, compiler and backends; for TensorRT-LLM the TensorRT
+    version, the CUDA of the torch build and the GPU). What the draft states is kept."""
+    engine = snapshot.engines.get(backend.name)
+    if engine is None:
+        return backend
+    build: dict = {
+        "variant": engine.build,
+        "torch": engine.torch,
+        "backends": engine.backends,
+        "compiler": engine.compiler,
+        "ngc_release": engine.container,
+    }
+    if backend.name == "tensorrt-llm":
+        trt = snapshot.engines.get("tensorrt")
+        gpus = snapshot.accelerators.gpus
+        build.update(
+            tensorrt=trt.version if trt else "",
+            cuda=snapshot.torch.cuda or "",
+            gpu=gpus[0].name if gpus else "",
+        )
+    return msgspec.structs.replace(
+        backend,
+        version=backend.version or engine.version,
+        commit=backend.commit or engine.commit,
+        build=backend.build or {k: v for k, v in build.items() if v},
+    )
 
 
 def with_dispersion(metric: Metric) -> Metric:

@@ -734,6 +734,7 @@ def snapshot(
     kernels_: dict,
     env_: dict,
     git_: dict | None = None,
+    engines_: list[dict] | None = None,
 ) -> dict:
     seen = [(d["name"].lower().replace("_", "-"), d["location"]) for d in dists]
     dupes = {k for k in seen if seen.count(k) > 1}
@@ -762,6 +763,12 @@ def snapshot(
         "kernels": kernels_,
         "env": env_,
         "git": git_ or {"status": "absent", "source": "git", "error": "not inside a git repository"},
+        # the engines section came after these machines were recorded, except where it is given
+        "engines": (
+            {"status": "ok", "source": "metadata+subprocess", "engines": engines_}
+            if engines_
+            else {"status": "absent", "source": "not-probed"}
+        ),
     }
 
 
@@ -1356,6 +1363,9 @@ def vllm_011_h100() -> dict:
             },
             ["HF_TOKEN", "VLLM_API_KEY"],
         ),
+        engines_=[
+            {"name": "vllm", "version": "0.11.0", "torch": "2.8.0", "source": "metadata", "path": site},
+        ],
     )
 
 
