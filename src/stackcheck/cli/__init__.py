@@ -1,18 +1,20 @@
 """The ``stackcheck`` command: a thin shell over the library, one module per command group.
 
 Subcommands are imported only when invoked, so ``stackcheck preflight`` never pays for the
-ledger, triage or memory code.
+ledger, triage or memory code; click itself is imported only once a command needs it
+(``--version`` and a cached ``--help`` are answered before: :mod:`stackcheck.cli.startup`).
+The click group lives in :mod:`stackcheck.cli._group`; ``stackcheck.cli.cli`` still names it.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 
-import click
-
-from stackcheck import __version__
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from stackcheck.cli._group import LazyGroup as LazyGroup
+    from stackcheck.cli._group import cli as cli
 
 # command name → "module:attribute" (module relative to stackcheck.cli)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -38,59 +40,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+def __getattr__(name: str) -> object:
+    if name in ("cli", "LazyGroup"):  # the click group, imported on first use
+        from stackcheck.cli import _group
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS:
-            return None
-        target, _help = COMMANDS[name]
-        module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(f"stackcheck.cli.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"stackcheck.cli.{module_name}":
-                return None  # not built yet
-            raise
-        return getattr(module, attr)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Short help straight from the table, without importing every command module.
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-@click.group(
-    cls=LazyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
-@click.version_option(__version__, "-V", "--version", prog_name="stackcheck")
-@click.option(
-    "--no-color",
-    is_flag=True,
-    help="No colour in the output (also NO_COLOR=1; FORCE_COLOR=1 colours even when piped).",
-)
-@click.pass_context
-def cli(ctx: click.Context, no_color: bool) -> None:
-    """stackcheck keeps ML/LLM experiment environments honest.
-
-    \b
-    Quick start:
-      stackcheck preflight --list-profiles
-      stackcheck preflight --profile BASE-CPU
-      stackcheck snapshot --json -o env.json
-      stackcheck doctor
-
-    Exit codes: 0 ok (also with warnings), 1 blocked / invalid / refused or a
-    check failed (--strict: warnings too), 2 usage error or unreadable input.
-
-    Shell completion: eval "$(stackcheck completion bash)" (zsh, fish alike).
-    """
-    from stackcheck.cli.common import NO_COLOR_KEY
-
-    ctx.meta[NO_COLOR_KEY] = no_color
+        return getattr(_group, name)
+    raise AttributeError(f"module 'stackcheck.cli' has no attribute {name!r}")
 
 
 def _shield_from_pythonpath() -> bool:
@@ -111,6 +66,14 @@ def main(argv: list[str] | None = None) -> None:
         # stackcheck itself runs. Restart with -E; os.environ keeps PYTHONPATH, so the
         # probes still see and report it (probe.interpreter_sections).
         os.execv(sys.executable, [sys.executable, "-E", "-m", "stackcheck", *sys.argv[1:]])
+    recording = None
+    if argv is None:
+        from stackcheck.cli import startup
+
+        recording = startup.answer(sys.argv[1:])  # exits when it answered (--version, cached help)
+    import click
+
+    from stackcheck.cli._group import cli
     from stackcheck.errors import InputError, Refused
 
     def redact_text(text: str) -> str:  # imported only on the way out with an error
@@ -119,7 +82,10 @@ def main(argv: list[str] | None = None) -> None:
         return redact_text(text)
 
     try:
-        rv = cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
+        if recording is not None:  # help not in the cache: click writes it, the cache keeps it
+            rv = recording.run(lambda: cli.main(args=argv, prog_name="stackcheck", standalone_mode=False))
+        else:
+            rv = cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("stackcheck: aborted", err=True)
         sys.exit(130)
