@@ -185,6 +185,27 @@ def test_version_and_a_cached_page_import_no_click(tmp_path):
     assert loaded("doctor", "--help") == b"['click', 'stackcheck.errors', 'typing']"  # a miss: click wrote it
     assert loaded("doctor", "--help") == b"[]"
     assert loaded("doctor", "--json", "--help") == b"['click', 'stackcheck.errors', 'typing']"  # not cached
+    assert loaded("snapshot", "--json") == b"['msgspec', 'stackcheck.errors', 'typing']"  # startup.LIGHT
+
+
+def test_snapshot_json_without_click_is_the_commands_output(tmp_path):
+    import json
+
+    def snapshot(code: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=_env(tmp_path), capture_output=True, timeout=120, cwd=tmp_path
+        )
+        assert (done.returncode, done.stderr) == (0, b"")
+        facts = json.loads(done.stdout)
+        assert facts["tool"].pop("captured_at")
+        return facts
+
+    light = snapshot(
+        "import sys; sys.argv[1:] = ['snapshot', '--json']; from stackcheck.cli import main; main()"
+    )
+    clicks = snapshot("from stackcheck.cli import main; main(['snapshot', '--json'])")  # argv given: click
+    assert light == clicks
+    assert light["packages"]["distributions"]
 
 
 def test_python_m_and_the_console_script_answer_alike(tmp_path):

@@ -13,6 +13,8 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from stackcheck.cli._group import LazyGroup as LazyGroup
     from stackcheck.cli._group import cli as cli
 
@@ -66,42 +68,62 @@ def main(argv: list[str] | None = None) -> None:
         # stackcheck itself runs. Restart with -E; os.environ keeps PYTHONPATH, so the
         # probes still see and report it (probe.interpreter_sections).
         os.execv(sys.executable, [sys.executable, "-E", "-m", "stackcheck", *sys.argv[1:]])
-    recording = None
-    if argv is None:
-        from stackcheck.cli import startup
+    if argv is not None:
+        _guarded(lambda: _click_main(argv))
+    from stackcheck.cli import startup
 
-        recording = startup.answer(sys.argv[1:])  # exits when it answered (--version, cached help)
-    import click
+    # --version and a cached help page are answered (and exit) here; a few everyday commands
+    # run without click (startup.LIGHT); a help page not cached yet is recorded as click writes it
+    step = startup.answer(sys.argv[1:])
+    if isinstance(step, startup.Recording):
+        recording = step
+        _guarded(lambda: recording.run(lambda: _click_main(None)))
+    _guarded(step or (lambda: _click_main(None)))
 
+
+def _click_main(argv: list[str] | None):
     from stackcheck.cli._group import cli
+
+    return cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
+
+
+def _guarded(run) -> NoReturn:
+    """Run a command: its exit code, or the one-line message and exit code of its error."""
     from stackcheck.errors import InputError, Refused
 
-    def redact_text(text: str) -> str:  # imported only on the way out with an error
-        from stackcheck.redaction import redact_text
-
-        return redact_text(text)
-
     try:
-        if recording is not None:  # help not in the cache: click writes it, the cache keeps it
-            rv = recording.run(lambda: cli.main(args=argv, prog_name="stackcheck", standalone_mode=False))
-        else:
-            rv = cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("stackcheck: aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.message = redact_text(exc.message)  # type: ignore[misc]  # it may quote an argument
-        exc.show()
-        sys.exit(exc.exit_code)
+        rv = run()
     except InputError as exc:
-        click.echo(f"stackcheck: error: {redact_text(str(exc))}", err=True)
+        _say(f"stackcheck: error: {_redact_text(str(exc))}")
         sys.exit(2)
     except Refused as exc:
-        click.echo(f"stackcheck: refused: {redact_text(str(exc))}", err=True)
+        _say(f"stackcheck: refused: {_redact_text(str(exc))}")
         sys.exit(1)
     except BrokenPipeError:
         os._exit(0)
     except KeyboardInterrupt:
-        click.echo("stackcheck: interrupted", err=True)
+        _say("stackcheck: interrupted")
         sys.exit(130)
+    except Exception as exc:
+        click = sys.modules.get("click")  # click's own errors come only where click was imported
+        if click is not None and isinstance(exc, click.exceptions.Abort):
+            _say("stackcheck: aborted")
+            sys.exit(130)
+        if click is not None and isinstance(exc, click.ClickException):
+            exc.message = _redact_text(exc.message)  # it may quote an argument
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _say(message: str) -> None:
+    import click
+
+    click.echo(message, err=True)
+
+
+def _redact_text(text: str) -> str:  # imported only on the way out with an error
+    from stackcheck.redaction import redact_text
+
+    return redact_text(text)

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from stackcheck.cli.output import emit_json as emit_json  # click-free: the start-up path uses it
+
 
 def checked(kind: str = "name", field: str | None = None):
     """A click callback that checks the value(s) of an option or argument by the identifier
@@ -143,17 +145,6 @@ def judging_options(fn):
     for option in reversed((skip_option, json_option, markdown_option, verbose_option, strict_option)):
         fn = option(fn)
     return source_options("python", "kernel", "snapshot")(fn)
-
-
-def emit_json(obj) -> None:
-    """Write a msgspec Struct / plain object as JSON to stdout, newline-terminated, redacted
-    (stackcheck.redaction) like everything else that leaves the process."""
-    import msgspec
-
-    from stackcheck.redaction import redact_value
-
-    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(redact_value(obj)), indent=2) + b"\n")
-    sys.stdout.flush()
 
 
 def finish(code: int) -> None:

@@ -1,6 +1,7 @@
 """What ``stackcheck`` answers before click is imported (importing click costs more than
-starting the interpreter): ``--version``, and the ``--help`` page of the top group or of one
-command, served from a cache of the page click itself wrote the last time it was asked.
+starting the interpreter): ``--version``; the ``--help`` page of the top group or of one
+command, served from a cache of the page click itself wrote the last time it was asked; and
+``snapshot --json``, whose arguments need no parser (:data:`LIGHT`).
 
 A cached page is the bytes click wrote to stdout, kept with two things that must still hold
 for it to be served again:
@@ -24,6 +25,10 @@ import sys
 
 from stackcheck import __version__
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 HELP = ("--help", "-h")
 VERSION = ("--version", "-V")
 MAGIC = b"stackcheck-help 1"
@@ -32,9 +37,12 @@ LIMIT = 1 << 20  # a cache file larger than this is not read (a help page is a f
 
 def answer(args: list[str]):
     """Write the answer to ``stackcheck ARGS`` and exit, where it is known without click.
-    Otherwise None, or a :class:`Recording` when click's answer is a help page to cache."""
+    Otherwise: the command to run without click (:data:`LIGHT`), a :class:`Recording` when
+    click's answer is a help page to cache, or None (click answers)."""
     if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
         return None
+    if tuple(args) in LIGHT:
+        return LIGHT[tuple(args)]
     if len(args) == 1 and args[0] in VERSION:
         # what click.version_option prints (tests/cli/test_startup.py pins it to click's)
         if getattr(sys.stdout, "buffer", None) is not None:
@@ -94,6 +102,20 @@ def read_page(path: str, key: str) -> bytes | None:
         return body
     except (OSError, ValueError):
         return None
+
+
+def snapshot_json() -> int:
+    """``stackcheck snapshot --json``: the live snapshot as JSON, what cli/snapshot.py's command
+    prints for these arguments (tests/cli/test_startup.py holds them equal)."""
+    from stackcheck.cli.output import emit_json
+    from stackcheck.environment import obtain
+
+    emit_json(obtain(None, deep=False))
+    return 0
+
+
+# argument lists answered without click: everyday commands whose arguments need no parsing
+LIGHT: dict[tuple[str, ...], Callable[[], int]] = {("snapshot", "--json"): snapshot_json}
 
 
 class Recording:
