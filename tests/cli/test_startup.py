@@ -165,7 +165,7 @@ def test_the_version_is_clicks_own_without_click(tmp_path):
 
 LOADED = (
     "import atexit, sys\n"
-    "heavy = ('click', 'packaging', 'msgspec', 'typing', 'stackcheck.errors')\n"
+    "heavy = ('click', 'packaging', 'msgspec', 'typing', 'stackcheck.errors', 'concurrent.futures')\n"
     "atexit.register(lambda: sys.stderr.write(repr(sorted(m for m in sys.modules if m in heavy))))\n"
     "sys.argv = ['stackcheck', *sys.argv[1:]]\n"
     "from stackcheck.cli import main\n"
