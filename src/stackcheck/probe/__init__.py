@@ -156,8 +156,8 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
         elif answer[0]:
             out[name] = answer[1]
         else:
-            exc = answer[1]
-            out[name] = types[name](status="failed", source="probe", error=f"{type(exc).__name__}: {exc}")
+            error = answer[1]
+            out[name] = types[name](status="failed", source="probe", error=f"{type(error).__name__}: {error}")
     return out
 
 
