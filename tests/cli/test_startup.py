@@ -42,8 +42,8 @@ def pages(cache: Path) -> list[str]:
     return sorted(p.name.split(".")[0] + "." + p.name.split(".")[1] for p in (cache / "help").glob("*.*.*"))
 
 
-def on_pty(args, cache: Path | None, extra=None, columns: int = 120) -> bytes:
-    """What ``stackcheck ARGS`` writes to a terminal ``columns`` wide (stdout on a pty)."""
+def on_pty(args, cache: Path | None, extra=None, columns: int = 120, *, argv=None, code=0) -> bytes:
+    """What ``stackcheck ARGS`` (or ``argv``) writes to a terminal ``columns`` wide (stdout on a pty)."""
     import fcntl
     import pty
     import struct
@@ -51,11 +51,12 @@ def on_pty(args, cache: Path | None, extra=None, columns: int = 120) -> bytes:
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    proc = subprocess.Popen([STACKCHECK, *args], env=_env(cache, extra), stdout=slave, stderr=subprocess.PIPE)
+    argv = argv or [STACKCHECK, *args]
+    proc = subprocess.Popen(argv, env=_env(cache, extra), stdout=slave, stderr=subprocess.PIPE, cwd=cache)
     os.close(slave)
     out = drain_pty(master)
     os.close(master)
-    assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else b""
+    assert proc.wait(timeout=120) == code, proc.stderr.read() if proc.stderr else b""
     if proc.stderr:
         proc.stderr.close()
     return out
@@ -256,3 +257,65 @@ def test_a_cache_that_cannot_be_written_is_only_slower(tmp_path):
         got = run(["--help"], blocked)
         assert (got.returncode, got.stdout, got.stderr) == (0, reference.stdout, b"")
     assert blocked.read_text() == "not a directory"
+
+
+def clicks(*args: str) -> list[str]:
+    """``stackcheck ARGS`` through click (main() given its arguments never takes the start-up
+    path), run by the console script's interpreter (a report names it)."""
+    with open(STACKCHECK, encoding="utf-8") as fh:
+        python = fh.readline()[2:].strip()
+    return [python, "-c", f"from stackcheck.cli import main; main({list(args)!r})"]
+
+
+def _comparable(out: bytes) -> bytes:
+    """A report without what differs from run to run (when the snapshot was taken, its digest)."""
+    import re
+
+    return re.sub(rb'"(captured_at|snapshot_digest)": "[^"]*"', rb'"\1": ""', out)
+
+
+@pytest.mark.parametrize(
+    "args, colour",
+    [
+        (["preflight", "-p", "TRAIN-CPU"], {}),
+        (["preflight", "-p", "TRAIN-CPU"], {"FORCE_COLOR": "1"}),
+        (["preflight", "-p", "TRAIN-CPU"], {"NO_COLOR": "1", "FORCE_COLOR": "1"}),
+        (["preflight", "--profile", "BASE-CPU"], {}),
+        (["preflight", "--profile=TRAIN-CPU", "--json"], {}),
+        (["preflight", "--json", "-p", "BASE-CPU"], {"FORCE_COLOR": "1"}),
+        (["preflight", "-p", "NO-SUCH-PROFILE"], {}),  # exit 2, the catalog's message
+        (["preflight", "-p", "bad/id"], {}),  # exit 2, the identifier rule's message
+        (["preflight", "-p", "--json"], {}),  # not taken: click reads "--json" as the ID
+        (["preflight", "-p", "TRAIN-CPU", "-v"], {}),  # not taken
+    ],
+)
+def test_preflight_without_click_is_the_commands_output(tmp_path, args, colour):
+    light = subprocess.run([STACKCHECK, *args], env=_env(tmp_path, colour), capture_output=True, cwd=tmp_path)
+    reference = subprocess.run(clicks(*args), env=_env(tmp_path, colour), capture_output=True, cwd=tmp_path)
+    assert light.returncode == reference.returncode
+    assert (_comparable(light.stdout), light.stderr) == (_comparable(reference.stdout), reference.stderr)
+    assert light.returncode in (0, 1) if light.stdout else light.returncode == 2
+    if light.stdout and "--json" not in str(args):
+        painted = bool(colour.get("FORCE_COLOR")) and not colour.get("NO_COLOR")  # even through a pipe
+        assert (b"\x1b[" in light.stdout) == painted
+
+
+def test_preflight_without_click_on_a_terminal(tmp_path):
+    args = ["preflight", "-p", "TRAIN-CPU"]
+    painted = on_pty(args, tmp_path, code=1)
+    assert b"\x1b[" in painted
+    assert painted == on_pty(args, tmp_path, argv=clicks(*args), code=1)
+    plain = on_pty(args, tmp_path, {"NO_COLOR": "1"}, code=1)
+    assert b"\x1b[" not in plain
+    assert plain == on_pty(args, tmp_path, {"NO_COLOR": "1"}, argv=clicks(*args), code=1)
+
+
+def test_preflight_without_click_imports_no_click_but_not_on_an_ascii_stdout(tmp_path):
+    def loaded(extra=None) -> bytes:
+        argv = [sys.executable, "-c", LOADED, "preflight", "-p", "TRAIN-CPU"]
+        done = subprocess.run(argv, env=_env(tmp_path, extra), capture_output=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 1
+        return done.stderr
+
+    assert b"'click'" not in loaded()
+    assert b"'click'" in loaded({"PYTHONIOENCODING": "ascii"})  # click.echo re-wraps such a stdout

@@ -7,15 +7,14 @@ import click
 from stackcheck.cli.common import (
     deep_option,
     emit_json,
-    emit_report,
     finish,
-    judge_environment,
     judging_options,
     one_output,
     profile_option,
     registry_option,
     rules_option,
 )
+from stackcheck.cli.output import check_profile
 
 
 @click.command()
@@ -59,19 +58,8 @@ def preflight(
         return
     if not profile_id:
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
-    profile = catalog.get(profile_id)
-    report = judge_environment(
-        "preflight",
-        profile=profile,
-        source=source,
-        skip=skip,
-        deep=deep,
-    )
-    report.environment["registry"] = catalog.source
-    emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
-    from stackcheck.models.finding import exit_code
-
-    finish(exit_code(report.verdict, strict))
+    shown = {"as_json": as_json, "as_markdown": as_markdown, "verbose": verbose, "strict": strict}
+    finish(check_profile(catalog, profile_id, source=source, skip=skip, deep=deep, **shown))
 
 
 def _list_profiles(catalog, as_json: bool) -> None:

@@ -1,7 +1,8 @@
 """What ``stackcheck`` answers before click is imported (importing click costs more than
 starting the interpreter): ``--version``; the ``--help`` page of the top group or of one
 command, served from a cache of the page click itself wrote the last time it was asked; and
-``snapshot --json``, whose arguments need no parser (:data:`LIGHT`).
+``snapshot --json`` and ``preflight --profile ID [--json]``, whose arguments need no parser
+(:data:`LIGHT`, :func:`preflight_profile`).
 
 A cached page is the bytes click wrote to stdout, kept with two things that must still hold
 for it to be served again:
@@ -41,8 +42,9 @@ def answer(args: list[str]):
     click's answer is a help page to cache, or None (click answers)."""
     if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
         return None
-    if tuple(args) in LIGHT:
-        return LIGHT[tuple(args)]
+    light = LIGHT.get(tuple(args)) or preflight_profile(args)
+    if light is not None:
+        return light
     if len(args) == 1 and args[0] in VERSION:
         # what click.version_option prints (tests/cli/test_startup.py pins it to click's)
         if getattr(sys.stdout, "buffer", None) is not None:
@@ -112,6 +114,46 @@ def snapshot_json() -> int:
 
     emit_json(obtain(None, deep=False))
     return 0
+
+
+def preflight_profile(args: list[str]):
+    """``stackcheck preflight --profile ID`` (``-p ID``, ``--profile=ID``; ``--json`` before or
+    after) without click: what cli/preflight.py's command runs for these arguments
+    (tests/cli/test_startup.py holds them equal). None for any other arguments, and for text
+    output where it would differ from click.echo's (not POSIX, an ASCII stdout)."""
+    rest = list(args[1:]) if args[:1] == ["preflight"] else []
+    as_json = "--json" in rest
+    if as_json:
+        rest.remove("--json")
+    if len(rest) == 2 and rest[0] in ("--profile", "-p"):
+        profile_id = rest[1]
+    elif len(rest) == 1 and rest[0].startswith("--profile="):
+        profile_id = rest[0][len("--profile=") :]
+    else:
+        return None
+    if not profile_id or profile_id.startswith("-") or "--json" in rest:
+        return None
+    if not as_json and (os.name != "posix" or _ascii(getattr(sys.stdout, "encoding", None))):
+        return None
+
+    def preflight() -> int:
+        from stackcheck.catalog import load_catalog
+        from stackcheck.cli.output import check_profile
+        from stackcheck.identifiers import require
+
+        require(profile_id, "--profile", "name")  # as the option's callback (cli.common.checked)
+        return check_profile(load_catalog(None), profile_id, as_json=as_json)
+
+    return preflight
+
+
+def _ascii(encoding: str | None) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(encoding or "ascii").name == "ascii"
+    except LookupError:
+        return True
 
 
 # argument lists answered without click: everyday commands whose arguments need no parsing
