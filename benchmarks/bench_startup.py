@@ -1,6 +1,7 @@
 """The start-up path, before and after: ``--version``, ``--help`` (cached), a command's
-``--help`` and ``snapshot --json``, against a bare ``python -c pass`` and
-``python -m torch.utils.collect_env``, side by side in one interleaved run.
+``--help``, ``snapshot --json`` and ``preflight --profile TRAIN-CPU``, against a bare
+``python -c pass``, the metadata floor and ``python -m torch.utils.collect_env``, side by side
+in one interleaved run.
 
 Budgets (issue 13): ``--help`` / ``--version`` <= 2x ``python -c pass``; ``snapshot --json``
 >= 25x faster than collect_env. With ``--rev REV``, ``src/`` of REV runs beside this checkout
@@ -24,7 +25,16 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _refenv import ROOT, Bench, bench_arguments, bench_env, print_table, time_commands  # noqa: E402
+from _refenv import (  # noqa: E402
+    FLOOR,
+    FLOOR_CODE,
+    ROOT,
+    Bench,
+    bench_arguments,
+    bench_env,
+    print_table,
+    time_commands,
+)
 from bench_revisions import export_src, stackcheck_from  # noqa: E402
 
 PASS = "python -c pass"
@@ -34,6 +44,7 @@ WORK = {
     "--help": ("--help",),
     "preflight --help": ("preflight", "--help"),
     "snapshot --json": ("snapshot", "--json"),
+    "preflight -p TRAIN-CPU": ("preflight", "--profile", "TRAIN-CPU"),
 }
 
 
@@ -54,7 +65,7 @@ def main() -> None:
     sides = {"after": ROOT / "src"}
     if args.rev:
         sides = {"before": export_src(args.rev, work / "before"), **sides}
-    commands: dict = {PASS: [python, "-c", "pass"]}
+    commands: dict = {PASS: [python, "-c", "pass"], FLOOR: [python, "-c", FLOOR_CODE]}
     for side, src in sides.items():
         env = {"STACKCHECK_CACHE_DIR": str(work / f"cache-{side}")}
         for label, argv in WORK.items():
@@ -92,6 +103,9 @@ def main() -> None:
             value = wall[COLLECT] / wall[label]
             text = f"collect_env / {label:<19}"
             print(bench.budget_line(text, value, (COLLECT, label), "budget >= 25x", value >= 25))
+    for side in sides:
+        label = f"{side}: preflight -p TRAIN-CPU"
+        print(bench.budget_line(f"{label:<26} / floor", wall[label] / wall[FLOOR], (label, FLOOR)))
     if "before" in sides:
         print("\nafter / before (wall):")
         for label in WORK:
