@@ -287,9 +287,13 @@ def _comparable(out: bytes) -> bytes:
         (["preflight", "-p", "bad/id"], {}),  # exit 2, the identifier rule's message
         (["preflight", "-p", "--json"], {}),  # not taken: click reads "--json" as the ID
         (["preflight", "-p", "TRAIN-CPU", "-v"], {}),  # not taken
+        (["doctor"], {}),
+        (["doctor"], {"FORCE_COLOR": "1"}),
+        (["doctor", "--json"], {}),
+        (["doctor", "--strict"], {}),  # not taken
     ],
 )
-def test_preflight_without_click_is_the_commands_output(tmp_path, args, colour):
+def test_preflight_and_doctor_without_click_are_the_commands_output(tmp_path, args, colour):
     light = subprocess.run([STACKCHECK, *args], env=_env(tmp_path, colour), capture_output=True, cwd=tmp_path)
     reference = subprocess.run(clicks(*args), env=_env(tmp_path, colour), capture_output=True, cwd=tmp_path)
     assert light.returncode == reference.returncode
@@ -319,3 +323,6 @@ def test_preflight_without_click_imports_no_click_but_not_on_an_ascii_stdout(tmp
 
     assert b"'click'" not in loaded()
     assert b"'click'" in loaded({"PYTHONIOENCODING": "ascii"})  # click.echo re-wraps such a stdout
+    doctor = [sys.executable, "-c", LOADED, "doctor"]
+    done = subprocess.run(doctor, env=_env(tmp_path), capture_output=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 1 and b"'click'" not in done.stderr

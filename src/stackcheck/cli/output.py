@@ -93,25 +93,20 @@ def judge_environment(command: str, *, profile=None, source=None, skip=(), deep=
     return report
 
 
-def check_profile(
-    catalog,
-    profile_id: str,
-    *,
-    source=None,
-    skip=(),
-    deep=False,
-    as_json=False,
-    as_markdown=False,
-    verbose=False,
-    strict=False,
-) -> int:
+def check_profile(catalog, profile_id: str, *, source=None, skip=(), deep=False, **shown) -> int:
     """``stackcheck preflight --profile ID``: judge the environment against the profile of
-    ``catalog``, print the report and return the exit code (``strict``: warnings fail too)."""
-    from stackcheck.models.finding import exit_code
-
+    ``catalog``, print the report and return the exit code (``shown``: :func:`show_report`)."""
     profile = catalog.get(profile_id)
     report = judge_environment("preflight", profile=profile, source=source, skip=skip, deep=deep)
     report.environment["registry"] = catalog.source
+    return show_report(report, **shown)
+
+
+def show_report(report, *, as_json=False, as_markdown=False, verbose=False, strict=False) -> int:
+    """Print a judging command's report (:func:`emit_report`); its exit code (``strict``:
+    warnings fail too)."""
+    from stackcheck.models.finding import exit_code
+
     emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
     return exit_code(report.verdict, strict)
 

@@ -1,8 +1,8 @@
 """What ``stackcheck`` answers before click is imported (importing click costs more than
 starting the interpreter): ``--version``; the ``--help`` page of the top group or of one
 command, served from a cache of the page click itself wrote the last time it was asked; and
-``snapshot --json`` and ``preflight --profile ID [--json]``, whose arguments need no parser
-(:data:`LIGHT`, :func:`preflight_profile`).
+``snapshot --json``, ``preflight --profile ID [--json]`` and ``doctor [--json]``, whose
+arguments need no parser (:data:`LIGHT`, :func:`preflight_profile`, :func:`doctor`).
 
 A cached page is the bytes click wrote to stdout, kept with two things that must still hold
 for it to be served again:
@@ -42,7 +42,7 @@ def answer(args: list[str]):
     click's answer is a help page to cache, or None (click answers)."""
     if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
         return None
-    light = LIGHT.get(tuple(args)) or preflight_profile(args)
+    light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args)
     if light is not None:
         return light
     if len(args) == 1 and args[0] in VERSION:
@@ -133,7 +133,7 @@ def preflight_profile(args: list[str]):
         return None
     if not profile_id or profile_id.startswith("-") or "--json" in rest:
         return None
-    if not as_json and (os.name != "posix" or _ascii(getattr(sys.stdout, "encoding", None))):
+    if not as_json and not _plain_stdout():
         return None
 
     def preflight() -> int:
@@ -147,13 +147,29 @@ def preflight_profile(args: list[str]):
     return preflight
 
 
-def _ascii(encoding: str | None) -> bool:
+def doctor(args: list[str]):
+    """``stackcheck doctor [--json]`` without click: what cli/doctor.py's command runs for
+    these arguments; None for any other, and for text output where click.echo would differ."""
+    if args not in (["doctor"], ["doctor", "--json"]) or (len(args) == 1 and not _plain_stdout()):
+        return None
+
+    def run() -> int:
+        from stackcheck.cli.output import judge_environment, show_report
+
+        return show_report(judge_environment("doctor"), as_json=len(args) == 2)
+
+    return run
+
+
+def _plain_stdout() -> bool:
+    """Text on stdout is written as click.echo writes it: POSIX, and an encoding that is not
+    ASCII (click re-wraps an ASCII stdout)."""
     import codecs
 
     try:
-        return codecs.lookup(encoding or "ascii").name == "ascii"
-    except LookupError:
-        return True
+        return os.name == "posix" and codecs.lookup(sys.stdout.encoding or "ascii").name != "ascii"
+    except (AttributeError, LookupError):
+        return False
 
 
 # argument lists answered without click: everyday commands whose arguments need no parsing
