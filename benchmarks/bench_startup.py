@@ -1,5 +1,5 @@
 """The start-up path, before and after: ``--version``, ``--help`` (cached), a command's
-``--help``, ``snapshot --json`` and ``preflight --profile TRAIN-CPU``, against a bare
+``--help``, ``snapshot --json``, ``preflight --profile TRAIN-CPU`` and ``doctor``, against a bare
 ``python -c pass``, the metadata floor and ``python -m torch.utils.collect_env``, side by side
 in one interleaved run.
 
@@ -45,6 +45,7 @@ WORK = {
     "preflight --help": ("preflight", "--help"),
     "snapshot --json": ("snapshot", "--json"),
     "preflight -p TRAIN-CPU": ("preflight", "--profile", "TRAIN-CPU"),
+    "doctor": ("doctor",),
 }
 
 
