@@ -130,3 +130,17 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
         main(list(argv))
     out = capsys.readouterr()
     return done.value.code, out.out, out.err
+
+
+def drain_pty(master: int) -> bytes:
+    """Everything written to the terminal whose master end is ``master`` until the child closes it."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)

@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+from tests.factories import drain_pty
+
 STEP = re.compile(r"\[(\d)/7\] (ACC00\d) (.+): (ok|warning|blocked|skipped)(?: \((\d+\.\d) s\))?")
 ORDER = ["ACC001", "ACC002", "ACC003", "ACC004", "ACC006", "ACC005", "ACC007"]
 
@@ -40,19 +42,11 @@ def _run_with_tty_stderr(args, cwd) -> tuple[int, str, str]:
         env=_env(),
     )
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
+    terminal = drain_pty(master)
     out = proc.stdout.read().decode()
     proc.wait(timeout=600)
     os.close(master)
-    return proc.returncode, out, b"".join(chunks).decode().replace("\r\n", "\n")
+    return proc.returncode, out, terminal.decode().replace("\r\n", "\n")
 
 
 @pytest.mark.slow

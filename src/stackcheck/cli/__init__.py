@@ -1,18 +1,22 @@
 """The ``stackcheck`` command: a thin shell over the library, one module per command group.
 
 Subcommands are imported only when invoked, so ``stackcheck preflight`` never pays for the
-ledger, triage or memory code.
+ledger, triage or memory code; click itself is imported only once a command needs it
+(``--version`` and a cached ``--help`` are answered before: :mod:`stackcheck.cli.startup`).
+The click group lives in :mod:`stackcheck.cli._group`; ``stackcheck.cli.cli`` still names it.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 
-import click
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
-from stackcheck import __version__
+    from stackcheck.cli._group import LazyGroup as LazyGroup
+    from stackcheck.cli._group import cli as cli
 
 # command name → "module:attribute" (module relative to stackcheck.cli)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -42,59 +46,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+def __getattr__(name: str) -> object:
+    if name in ("cli", "LazyGroup"):  # the click group, imported on first use
+        from stackcheck.cli import _group
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS:
-            return None
-        target, _help = COMMANDS[name]
-        module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(f"stackcheck.cli.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"stackcheck.cli.{module_name}":
-                return None  # not built yet
-            raise
-        return getattr(module, attr)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Short help straight from the table, without importing every command module.
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-@click.group(
-    cls=LazyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
-@click.version_option(__version__, "-V", "--version", prog_name="stackcheck")
-@click.option(
-    "--no-color",
-    is_flag=True,
-    help="No colour in the output (also NO_COLOR=1; FORCE_COLOR=1 colours even when piped).",
-)
-@click.pass_context
-def cli(ctx: click.Context, no_color: bool) -> None:
-    """stackcheck keeps ML/LLM experiment environments honest.
-
-    \b
-    Quick start:
-      stackcheck preflight --list-profiles
-      stackcheck preflight --profile BASE-CPU
-      stackcheck snapshot --json -o env.json
-      stackcheck doctor
-
-    Exit codes: 0 ok (also with warnings), 1 blocked / invalid / refused or a
-    check failed (--strict: warnings too), 2 usage error or unreadable input.
-
-    Shell completion: eval "$(stackcheck completion bash)" (zsh, fish alike).
-    """
-    from stackcheck.cli.common import NO_COLOR_KEY
-
-    ctx.meta[NO_COLOR_KEY] = no_color
+        return getattr(_group, name)
+    raise AttributeError(f"module 'stackcheck.cli' has no attribute {name!r}")
 
 
 def _shield_from_pythonpath() -> bool:
@@ -115,31 +72,62 @@ def main(argv: list[str] | None = None) -> None:
         # stackcheck itself runs. Restart with -E; os.environ keeps PYTHONPATH, so the
         # probes still see and report it (probe.interpreter_sections).
         os.execv(sys.executable, [sys.executable, "-E", "-m", "stackcheck", *sys.argv[1:]])
+    if argv is not None:
+        _guarded(lambda: _click_main(argv))
+    from stackcheck.cli import startup
+
+    # --version and a cached help page are answered (and exit) here; a few everyday commands
+    # run without click (startup.LIGHT); a help page not cached yet is recorded as click writes it
+    step = startup.answer(sys.argv[1:])
+    if isinstance(step, startup.Recording):
+        recording = step
+        _guarded(lambda: recording.run(lambda: _click_main(None)))
+    _guarded(step or (lambda: _click_main(None)))
+
+
+def _click_main(argv: list[str] | None):
+    from stackcheck.cli._group import cli
+
+    return cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
+
+
+def _guarded(run) -> NoReturn:
+    """Run a command: its exit code, or the one-line message and exit code of its error."""
     from stackcheck.errors import InputError, Refused
 
-    def redact_text(text: str) -> str:  # imported only on the way out with an error
-        from stackcheck.redaction import redact_text
-
-        return redact_text(text)
-
     try:
-        rv = cli.main(args=argv, prog_name="stackcheck", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("stackcheck: aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.message = redact_text(exc.message)  # type: ignore[misc]  # it may quote an argument
-        exc.show()
-        sys.exit(exc.exit_code)
+        rv = run()
     except InputError as exc:
-        click.echo(f"stackcheck: error: {redact_text(str(exc))}", err=True)
+        _say(f"stackcheck: error: {_redact_text(str(exc))}")
         sys.exit(2)
     except Refused as exc:
-        click.echo(f"stackcheck: refused: {redact_text(str(exc))}", err=True)
+        _say(f"stackcheck: refused: {_redact_text(str(exc))}")
         sys.exit(1)
     except BrokenPipeError:
         os._exit(0)
     except KeyboardInterrupt:
-        click.echo("stackcheck: interrupted", err=True)
+        _say("stackcheck: interrupted")
         sys.exit(130)
+    except Exception as exc:
+        click = sys.modules.get("click")  # click's own errors come only where click was imported
+        if click is not None and isinstance(exc, click.exceptions.Abort):
+            _say("stackcheck: aborted")
+            sys.exit(130)
+        if click is not None and isinstance(exc, click.ClickException):
+            exc.message = _redact_text(exc.message)  # it may quote an argument
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _say(message: str) -> None:
+    import click
+
+    click.echo(message, err=True)
+
+
+def _redact_text(text: str) -> str:  # imported only on the way out with an error
+    from stackcheck.redaction import redact_text
+
+    return redact_text(text)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import click
+
+# click-free, for the start-up path (stackcheck.cli.startup); named here as before
+from stackcheck.cli.output import NO_COLOR_KEY as NO_COLOR_KEY
+from stackcheck.cli.output import echo_text as echo_text
+from stackcheck.cli.output import emit_json as emit_json
+from stackcheck.cli.output import emit_report as emit_report
+from stackcheck.cli.output import judge_environment as judge_environment
+from stackcheck.cli.output import judged_environment as judged_environment
+from stackcheck.cli.output import split_ids as split_ids
+from stackcheck.cli.output import use_color as use_color
 
 
 def checked(kind: str = "name", field: str | None = None):
@@ -145,67 +152,10 @@ def judging_options(fn):
     return source_options("python", "kernel", "snapshot")(fn)
 
 
-def emit_json(obj) -> None:
-    """Write a msgspec Struct / plain object as JSON to stdout, newline-terminated, redacted
-    (stackcheck.redaction) like everything else that leaves the process."""
-    import msgspec
-
-    from stackcheck.redaction import redact_value
-
-    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(redact_value(obj)), indent=2) + b"\n")
-    sys.stdout.flush()
-
-
 def finish(code: int) -> None:
     """Leave a command with an exit code (click's standalone_mode is off in main)."""
     ctx = click.get_current_context()
     ctx.exit(code)
-
-
-def use_color() -> bool:
-    """Whether human output gets colour: never with ``--no-color`` or a non-empty NO_COLOR;
-    with a non-empty FORCE_COLOR even when stdout is not a terminal; else when it is one.
-    (Machine output — JSON, Markdown — is never painted: its callers do not ask.)"""
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None and ctx.find_root().meta.get(NO_COLOR_KEY):
-        return False
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-NO_COLOR_KEY = "stackcheck.no_color"  # set on the root context by `stackcheck --no-color`
-
-
-def echo_text(text: str, painted: bool) -> None:
-    """Human text on stdout; ``painted`` text keeps its colour (click would strip it off a terminal)."""
-    click.echo(text, nl=False, color=True if painted else None)
-
-
-def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bool = False) -> None:
-    """Print a judging command's Report: JSON, a Markdown table, or the readable text."""
-    if as_json:
-        emit_json(report)
-        return
-    from stackcheck.render.text import report_markdown, report_text
-
-    if as_markdown:
-        click.echo(report_markdown(report), nl=False)
-        return
-    color = use_color()
-    echo_text(report_text(report, verbose=verbose, color=color), color)
-
-
-def split_ids(values: tuple[str, ...]) -> list[str]:
-    """--skip values → check IDs and prefixes (:func:`stackcheck.checks.skip.split_ids`)."""
-    from stackcheck.checks.skip import split_ids as split
-
-    return split(values)
 
 
 def one_output(**flags: bool) -> None:
@@ -215,25 +165,3 @@ def one_output(**flags: bool) -> None:
         from stackcheck.errors import InputError
 
         raise InputError(f"{' and '.join(given)} cannot be combined: choose one output")
-
-
-def judge_environment(command: str, *, profile=None, source=None, skip=(), deep=False):
-    """The Report of a judging command (preflight, doctor): obtain the snapshot from the
-    source of facts (``stackcheck.sources.FactSource``; live when None), run the command's checks."""
-    return judged_environment(command, profile=profile, source=source, skip=skip, deep=deep)[1]
-
-
-def judged_environment(command: str, *, profile=None, source=None, skip=(), deep=False):
-    """(snapshot, Report) of :func:`judge_environment`, for a command that reports facts too."""
-    from stackcheck.environment import obtain
-    from stackcheck.judge import judge
-    from stackcheck.probe import JUDGED
-
-    skip = split_ids(skip)  # before the probe: a typo costs no time
-    snapshot = obtain(
-        source, deep=deep, sections=JUDGED, modules=tuple(profile.required_modules) if profile else ()
-    )
-    report = judge(snapshot, command=command, profile=profile, skip=skip, deep=deep)
-    if source is not None and source.kind == "kernel":
-        report.environment["kernel"] = source.value
-    return snapshot, report

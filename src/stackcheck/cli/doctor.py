@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_report, finish, judge_environment, judging_options, one_output
+from stackcheck.cli.common import finish, judge_environment, judging_options, one_output
+from stackcheck.cli.output import show_report
 
 
 @click.command()
@@ -28,12 +29,5 @@ def doctor(source, skip, as_json, as_markdown, verbose, strict):
       stackcheck doctor --snapshot colleague.json --strict
     """
     one_output(json=as_json, markdown=as_markdown)
-    from stackcheck.models.finding import exit_code
-
-    report = judge_environment(
-        "doctor",
-        source=source,
-        skip=skip,
-    )
-    emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
-    finish(exit_code(report.verdict, strict))
+    report = judge_environment("doctor", source=source, skip=skip)
+    finish(show_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose, strict=strict))

@@ -9,7 +9,6 @@ from stackcheck.cli.common import (
     emit_json,
     emit_report,
     finish,
-    judged_environment,
     judging_options,
     one_output,
     profile_option,
@@ -17,6 +16,7 @@ from stackcheck.cli.common import (
     rules_option,
 )
 from stackcheck.cli.fleet import timeout_option
+from stackcheck.cli.output import check_profile
 
 
 @click.command()
@@ -93,12 +93,11 @@ def preflight(
         return
     if not profile_id:
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
-    profile = catalog.get(profile_id)
     if distributed and (metrics_file or otlp):
         raise click.UsageError("--metrics-file and --otlp are not yet available with --distributed")
     if distributed:
         _distributed(
-            profile,
+            catalog.get(profile_id),
             catalog.source,
             source,
             skip,
@@ -108,29 +107,29 @@ def preflight(
         return
     if snapshot_dir:
         raise click.UsageError("--snapshots needs --distributed")
-    snapshot, report = judged_environment(
-        "preflight",
-        profile=profile,
-        source=source,
-        skip=skip,
-        deep=deep,
-    )
-    report.environment["registry"] = catalog.source
-    if metrics_file:
-        from stackcheck.integrations.prometheus import write_metrics_file
+    shown = {"as_json": as_json, "as_markdown": as_markdown, "verbose": verbose, "strict": strict}
+    publish = _monitors(metrics_file, otlp) if (metrics_file or otlp) else None
+    finish(check_profile(catalog, profile_id, source=source, skip=skip, deep=deep, publish=publish, **shown))
 
-        write_metrics_file(metrics_file, report, snapshot)
-    if otlp:
-        from stackcheck.integrations.otlp import export_report
 
-        if not export_report(report, snapshot):
-            click.echo(
-                "stackcheck: warning: the OTLP export was not delivered (see OTEL_EXPORTER_OTLP_*)", err=True
-            )
-    emit_report(report, as_json=as_json, as_markdown=as_markdown, verbose=verbose)
-    from stackcheck.models.finding import exit_code
+def _monitors(metrics_file, otlp):
+    """Send the verdict and key facts where node monitoring looks (--metrics-file, --otlp)."""
 
-    finish(exit_code(report.verdict, strict))
+    def publish(report, snapshot):
+        if metrics_file:
+            from stackcheck.integrations.prometheus import write_metrics_file
+
+            write_metrics_file(metrics_file, report, snapshot)
+        if otlp:
+            from stackcheck.integrations.otlp import export_report
+
+            if not export_report(report, snapshot):
+                click.echo(
+                    "stackcheck: warning: the OTLP export was not delivered (see OTEL_EXPORTER_OTLP_*)",
+                    err=True,
+                )
+
+    return publish
 
 
 def _distributed(profile, registry_source, source, skip, how, output):

@@ -8,6 +8,7 @@ was looked for and not found (``absent``) from one that could not be gathered (`
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import Literal
 
@@ -299,10 +300,13 @@ class Snapshot(msgspec.Struct, kw_only=True, dict=True):
 
 
 def normalize_name(name: str) -> str:
-    """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``)."""
-    from packaging.utils import canonicalize_name
+    """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``): what packaging's
+    ``canonicalize_name`` returns (a property test holds them equal), without importing
+    packaging, whose import is most of a ``snapshot`` run's own work."""
+    return _NAME_SEPARATORS.sub("-", name.lower())  # lower first: "Z.Σ" ends in ς, "Z-Σ" in σ
 
-    return canonicalize_name(name)
+
+_NAME_SEPARATORS = re.compile(r"[-_.]+")  # PEP 503: runs of these are one "-"
 
 
 def snapshot_digest(snapshot: Snapshot) -> str:

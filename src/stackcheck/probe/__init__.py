@@ -104,7 +104,8 @@ def gather(
 
 
 def _collect_all(wanted, ctx: ProbeContext) -> dict:
-    from concurrent.futures import ThreadPoolExecutor, wait
+    import threading
+    import time
 
     from stackcheck.models import snapshot as S
 
@@ -132,21 +133,37 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
         funcs[name] = module.collect
     if not funcs:
         return out
-    pool = ThreadPoolExecutor(max_workers=len(funcs), thread_name_prefix="stackcheck-probe")
-    futures = {pool.submit(fn, ctx): name for name, fn in funcs.items()}
-    done, pending = wait(futures, timeout=SECTION_TIMEOUT_S)
-    for fut in done:
-        name = futures[fut]
+    # one daemon thread a section (not concurrent.futures: its import, with logging's, is a
+    # tenth of a snapshot, and its workers are joined at exit, so a hung section would hold
+    # the process): every section is waited for until one shared deadline
+    answers: dict = {}
+
+    def run(name: str, fn) -> None:
         try:
-            out[name] = fut.result()
+            answers[name] = (True, fn(ctx))
         except Exception as exc:  # one failing section never sinks the snapshot
-            out[name] = types[name](status="failed", source="probe", error=f"{type(exc).__name__}: {exc}")
-    for fut in pending:
-        name = futures[fut]
-        out[name] = types[name](
-            status="timeout", source="probe", error=f"no answer within {SECTION_TIMEOUT_S:.0f} s"
-        )
-    pool.shutdown(wait=False, cancel_futures=True)
+            answers[name] = (False, exc)
+
+    threads = [
+        threading.Thread(target=run, args=item, name=f"stackcheck-probe-{item[0]}", daemon=True)
+        for item in funcs.items()
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + SECTION_TIMEOUT_S
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    for name in funcs:
+        answer = answers.get(name)
+        if answer is None:
+            out[name] = types[name](
+                status="timeout", source="probe", error=f"no answer within {SECTION_TIMEOUT_S:.0f} s"
+            )
+        elif answer[0]:
+            out[name] = answer[1]
+        else:
+            error = answer[1]
+            out[name] = types[name](status="failed", source="probe", error=f"{type(error).__name__}: {error}")
     return out
 
 

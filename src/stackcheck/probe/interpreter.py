@@ -281,28 +281,37 @@ def _read_distribution(location, entry):
     return _redaction().redact_value(dist)
 
 
-_REDACTION = []
+_LOADED: dict = {}
 
 
-def _redaction():
-    """stackcheck.redaction; loaded by file path when this module runs as a script inside
-    another interpreter (``--python``), where stackcheck is not importable."""
-    if not _REDACTION:
+def _stackcheck_module(name):
+    """stackcheck.NAME, a standard-library-only module of stackcheck (redaction, cachedir);
+    loaded by file path when this module runs as a script inside another interpreter
+    (``--python``), where stackcheck is not importable."""
+    if name not in _LOADED:
         if __package__:
-            from stackcheck import redaction
+            import importlib
+
+            module = importlib.import_module("stackcheck." + name)
         else:
             import importlib.util
 
-            spec = importlib.util.spec_from_file_location("_stackcheck_redaction", _REDACTION_FILE)
+            path = os.path.join(_STACKCHECK_DIR, name + ".py")
+            spec = importlib.util.spec_from_file_location("_stackcheck_" + name, path)
             if spec is None or spec.loader is None:
-                raise ImportError(f"cannot load {_REDACTION_FILE}")
-            redaction = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(redaction)
-        _REDACTION.append(redaction)
-    return _REDACTION[0]
+                raise ImportError(f"cannot load {path}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        _LOADED[name] = module
+    return _LOADED[name]
 
 
-_REDACTION_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "redaction.py")
+def _redaction():
+    return _stackcheck_module("redaction")
+
+
+_STACKCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REDACTION_FILE = os.path.join(_STACKCHECK_DIR, "redaction.py")
 
 
 def _check_modules_present(dist, listing):
@@ -473,16 +482,8 @@ def isolation_facts():
 
 
 def cache_root():
-    """The probe's cache directory (the metadata cache, toolchain facts), or None when
-    ``STACKCHECK_NO_CACHE`` is set. ``STACKCHECK_CACHE_DIR`` moves it."""
-    if os.environ.get("STACKCHECK_NO_CACHE"):
-        return None
-    return os.environ.get("STACKCHECK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME")
-        or os.environ.get("LOCALAPPDATA")
-        or os.path.join(os.path.expanduser("~"), ".cache"),
-        "stackcheck",
-    )
+    """The probe's cache directory (the metadata cache, toolchain facts): stackcheck.cachedir's."""
+    return _stackcheck_module("cachedir").cache_root()
 
 
 class _MetadataCache:

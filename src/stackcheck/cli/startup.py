@@ -1,0 +1,279 @@
+"""What ``stackcheck`` answers before click is imported (importing click costs more than
+starting the interpreter): ``--version``; the ``--help`` page of the top group or of one
+command, served from a cache of the page click itself wrote the last time it was asked; and
+``snapshot --json``, ``preflight --profile ID [--json]`` and ``doctor [--json]``, whose
+arguments need no parser (:data:`LIGHT`, :func:`preflight_profile`, :func:`doctor`).
+
+A cached page is the bytes click wrote to stdout, kept with two things that must still hold
+for it to be served again:
+
+- the key: stackcheck's version, the interpreter, ``sys.path``, the arguments, what stdout is
+  (encoding, errors, a terminal or not), the terminal width (``COLUMNS`` and the terminal's
+  own), and the colour and language variables;
+- the code that wrote it: path, mtime, size and inode of every module of stackcheck and
+  click that was loaded when click wrote the page (an edited or reinstalled file, or another
+  click, is a miss).
+
+Anything else (no cache directory, ``STACKCHECK_NO_CACHE``, shell completion, other
+arguments) goes through click as before. Cache files live in ``<cache dir>/help/``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+from stackcheck import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+HELP = ("--help", "-h")
+VERSION = ("--version", "-V")
+MAGIC = b"stackcheck-help 1"
+LIMIT = 1 << 20  # a cache file larger than this is not read (a help page is a few KiB)
+
+
+def answer(args: list[str]):
+    """Write the answer to ``stackcheck ARGS`` and exit, where it is known without click.
+    Otherwise: the command to run without click (:data:`LIGHT`), a :class:`Recording` when
+    click's answer is a help page to cache, or None (click answers)."""
+    if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
+        return None
+    light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args)
+    if light is not None:
+        return light
+    if len(args) == 1 and args[0] in VERSION:
+        # what click.version_option prints (tests/cli/test_startup.py pins it to click's)
+        if getattr(sys.stdout, "buffer", None) is not None:
+            _emit(f"stackcheck, version {__version__}\n".encode(_encoding()))
+        return None
+    page = help_page(args)
+    if page is None:
+        return None
+    path, key = page
+    body = read_page(path, key)
+    if body is not None:
+        _emit(body)
+    return Recording(path, key)
+
+
+def help_page(args: list[str]) -> tuple[str, str] | None:
+    """(cache file, key) of ``args`` when it asks for the help of the top group or of one
+    command, and a page may be cached; else None."""
+    from stackcheck.cachedir import cache_root
+    from stackcheck.cli import COMMANDS
+
+    if len(args) == 1 and args[0] in HELP:
+        name = "top"
+    elif len(args) == 2 and args[1] in HELP and args[0] in COMMANDS:
+        name = args[0]
+    else:
+        return None
+    root = cache_root()
+    out = sys.stdout
+    if root is None or out is None or getattr(out, "buffer", None) is None:
+        return None
+    env = tuple(os.environ.get(v) for v in ("COLUMNS", "NO_COLOR", "FORCE_COLOR", "LANGUAGE"))
+    env += tuple(os.environ.get(v) for v in ("LC_ALL", "LC_MESSAGES", "LANG"))
+    key: tuple[object, ...] = (__version__, sys.version, sys.executable, sys.prefix, sys.path, args)
+    key += (out.encoding, out.errors, _isatty(out), _terminal_columns(), env)
+    flag = "h" if args[-1] == "-h" else "help"
+    # one file per interpreter and page: two venvs sharing ~/.cache never take turns
+    tag = format(_crc(f"{sys.executable}\0{sys.prefix}"), "08x")
+    return os.path.join(root, "help", f"{name}.{flag}.{tag}"), repr(key)
+
+
+def read_page(path: str, key: str) -> bytes | None:
+    """The page cached at ``path`` for ``key``, while the code that wrote it is unchanged."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(LIMIT + 1)
+        magic, stored_key, size, rest = data.split(b"\n", 3)
+        code, body = rest[: int(size)], rest[int(size) :]
+        if len(data) > LIMIT or magic != MAGIC or stored_key != key.encode("utf-8", "surrogateescape"):
+            return None
+        fields = code.split(b"\0")
+        if len(fields) % 2 or not fields[0]:
+            return None
+        for module_file, stat in zip(fields[::2], fields[1::2]):
+            if _stat(module_file) != stat:
+                return None
+        return body
+    except (OSError, ValueError):
+        return None
+
+
+def snapshot_json() -> int:
+    """``stackcheck snapshot --json``: the live snapshot as JSON, what cli/snapshot.py's command
+    prints for these arguments (tests/cli/test_startup.py holds them equal)."""
+    from stackcheck.cli.output import emit_json
+    from stackcheck.environment import obtain
+
+    emit_json(obtain(None, deep=False))
+    return 0
+
+
+def preflight_profile(args: list[str]):
+    """``stackcheck preflight --profile ID`` (``-p ID``, ``--profile=ID``; ``--json`` before or
+    after) without click: what cli/preflight.py's command runs for these arguments
+    (tests/cli/test_startup.py holds them equal). None for any other arguments, and for text
+    output where it would differ from click.echo's (not POSIX, an ASCII stdout)."""
+    rest = list(args[1:]) if args[:1] == ["preflight"] else []
+    as_json = "--json" in rest
+    if as_json:
+        rest.remove("--json")
+    if len(rest) == 2 and rest[0] in ("--profile", "-p"):
+        profile_id = rest[1]
+    elif len(rest) == 1 and rest[0].startswith("--profile="):
+        profile_id = rest[0][len("--profile=") :]
+    else:
+        return None
+    if not profile_id or profile_id.startswith("-") or "--json" in rest:
+        return None
+    if not as_json and not _plain_stdout():
+        return None
+
+    def preflight() -> int:
+        from stackcheck.catalog import load_catalog
+        from stackcheck.cli.output import check_profile
+        from stackcheck.identifiers import require
+
+        require(profile_id, "--profile", "name")  # as the option's callback (cli.common.checked)
+        return check_profile(load_catalog(None), profile_id, as_json=as_json)
+
+    return preflight
+
+
+def doctor(args: list[str]):
+    """``stackcheck doctor [--json]`` without click: what cli/doctor.py's command runs for
+    these arguments; None for any other, and for text output where click.echo would differ."""
+    if args not in (["doctor"], ["doctor", "--json"]) or (len(args) == 1 and not _plain_stdout()):
+        return None
+
+    def run() -> int:
+        from stackcheck.cli.output import judge_environment, show_report
+
+        return show_report(judge_environment("doctor"), as_json=len(args) == 2)
+
+    return run
+
+
+def _plain_stdout() -> bool:
+    """Text on stdout is written as click.echo writes it: POSIX, and an encoding that is not
+    ASCII (click re-wraps an ASCII stdout)."""
+    import codecs
+
+    try:
+        return os.name == "posix" and codecs.lookup(sys.stdout.encoding or "ascii").name != "ascii"
+    except (AttributeError, LookupError):
+        return False
+
+
+# argument lists answered without click: everyday commands whose arguments need no parsing
+LIGHT: dict[tuple[str, ...], Callable[[], int]] = {("snapshot", "--json"): snapshot_json}
+
+
+class Recording:
+    """Runs click with stdout captured, passes what it wrote through to stdout, and caches it
+    when click answered with exit code 0."""
+
+    def __init__(self, path: str, key: str):
+        self.path, self.key = path, key
+
+    def run(self, click_main):
+        real = sys.stdout
+        capture = io.TextIOWrapper(_Sink(_isatty(real)), encoding=real.encoding, errors=real.errors)
+        sys.stdout = capture
+        try:
+            rv = click_main()
+        finally:
+            sys.stdout = real
+            capture.flush()
+            out = capture.buffer.getvalue()
+            real.flush()
+            real.buffer.write(out)
+            real.flush()
+        if rv == 0 and out:
+            self.store(out)
+        return rv
+
+    def store(self, body: bytes) -> None:
+        """Write the page with the stat of every loaded module of stackcheck and click; a
+        cache that cannot be written is only slower."""
+        import click
+
+        import stackcheck
+        from stackcheck.fileio import atomic_write
+
+        dirs = tuple(os.path.dirname(m.__file__) + os.sep for m in (stackcheck, click) if m.__file__)
+        code = []
+        for module in list(sys.modules.values()):
+            path = getattr(module, "__file__", None)
+            if isinstance(path, str) and path.startswith(dirs):
+                try:
+                    code += [os.fsencode(path), _stat(path)]
+                except OSError:
+                    return
+        block = b"\0".join(code)
+        head = b"\n".join((MAGIC, self.key.encode("utf-8", "surrogateescape"), b"%d" % len(block)))
+        try:
+            atomic_write(self.path, head + b"\n" + block + body)
+        except OSError:
+            pass
+
+
+class _Sink(io.BytesIO):
+    """Where click writes a page to be cached: says it is a terminal when stdout is one, so
+    that click decides about colour exactly as it would writing to stdout."""
+
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def _stat(path: str | bytes) -> bytes:
+    """What a module file must still be for a page it wrote to be served."""
+    st = os.stat(path)
+    return b"%d %d %d" % (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _terminal_columns() -> int | None:
+    """The terminal's width where click (shutil.get_terminal_size) would ask for it."""
+    stdout = sys.__stdout__
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns if stdout is not None else None
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _encoding() -> str:
+    return getattr(sys.stdout, "encoding", None) or "utf-8"
+
+
+def _emit(data: bytes) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os._exit(0)
+    sys.exit(0)
+
+
+def _crc(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode("utf-8", "surrogateescape"))

@@ -1,0 +1,62 @@
+"""probe._collect_all runs each section in its own thread until one shared deadline: a section
+that raises becomes ``failed``, one that does not answer in time ``timeout``; the others are
+kept either way."""
+
+from __future__ import annotations
+
+import threading
+
+import stackcheck.probe as probe
+from stackcheck.models import snapshot as S
+
+
+def _ctx():
+    return probe.ProbeContext(python={}, packages={})
+
+
+def test_a_failing_section_is_failed_and_the_others_are_kept(monkeypatch):
+    import stackcheck.probe.environ
+    import stackcheck.probe.git
+
+    def boom(ctx):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(stackcheck.probe.git, "collect", boom)
+    monkeypatch.setattr(
+        stackcheck.probe.environ, "collect", lambda ctx: S.EnvSection(status="ok", source="test")
+    )
+    out = probe._collect_all(("git", "env"), _ctx())
+    assert (out["git"].status, out["git"].source, out["git"].error) == ("failed", "probe", "ValueError: boom")
+    assert (out["env"].status, out["env"].source) == ("ok", "test")
+
+
+def test_a_section_past_the_deadline_is_a_timeout(monkeypatch):
+    import stackcheck.probe.environ
+    import stackcheck.probe.git
+
+    release = threading.Event()
+    started = []
+
+    def hang(ctx):
+        started.append(threading.current_thread())
+        release.wait(60)
+        return S.GitSection(status="ok", source="late")
+
+    monkeypatch.setattr(probe, "SECTION_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(stackcheck.probe.git, "collect", hang)
+    monkeypatch.setattr(
+        stackcheck.probe.environ, "collect", lambda ctx: S.EnvSection(status="ok", source="test")
+    )
+    try:
+        out = probe._collect_all(("git", "env"), _ctx())
+    finally:
+        release.set()
+    assert (out["git"].status, out["git"].source, out["git"].error) == (
+        "timeout",
+        "probe",
+        "no answer within 0 s",
+    )
+    assert out["env"].status == "ok"
+    (thread,) = started
+    assert thread.daemon and thread.name == "stackcheck-probe-git"  # never holds the process at exit
+    thread.join(60)
