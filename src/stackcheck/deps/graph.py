@@ -11,12 +11,13 @@ that, so every problem says whether it comes from an extra (``via_extra``); the 
 
 from __future__ import annotations
 
+import os
 import re
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stackcheck.deps.index import DistIndex, parse_requirement, parse_version
+from stackcheck.deps.index import DistIndex, marker_environment, parse_requirement, parse_version
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
 
 
@@ -55,9 +56,13 @@ class Problem:
 
 
 class DepGraph:
-    """Requirement graph of one snapshot, built once and queried by checks and ``deps``."""
+    """Requirement graph of one snapshot, built once and queried by checks and ``deps``.
 
-    def __init__(self, snapshot: Snapshot, index: DistIndex | None = None):
+    With ``cache``, the edges come from the fact cache (:mod:`stackcheck.factcache`) when they
+    were derived from the same distribution set, marker environment and code (see
+    :func:`graph_key`), and are stored there after a build: a warm run parses no requirement."""
+
+    def __init__(self, snapshot: Snapshot, index: DistIndex | None = None, *, cache: bool = False):
         self.index = index or DistIndex(snapshot)
         self.nodes: dict[str, Distribution] = {
             key: dist
@@ -70,7 +75,11 @@ class DepGraph:
         self.edges: dict[str, list[Edge]] = {}
         self.invalid: list[tuple[str, str]] = []  # (requirer, unparsable Requires-Dist)
         self._marker_cache: dict[tuple[str, str], bool] = {}
-        self._build()
+        self._specs: dict[str, str] = {}  # requirement text → its shown specifier (cached facts)
+        if not (cache and self._load(snapshot)):
+            self._build()
+            if cache:
+                self._store(snapshot)
         self.requirers: dict[str, list[Edge]] = {}
         for edges in self.edges.values():
             for e in edges:
@@ -125,6 +134,51 @@ class DepGraph:
                 )
                 state, installed = ("satisfied" if fits else "mismatch"), dep.version
             yield Edge(key, target, text, state, installed, via), set(req.extras)
+
+    # ----- the fact cache -----
+    def _load(self, snapshot: Snapshot) -> bool:
+        """The edges, extras and invalid requirements from the fact cache; False (nothing
+        changed) when there are none for this key or they are not what a build writes."""
+        from stackcheck import factcache
+
+        facts = factcache.load(_cache_name(snapshot), graph_key(snapshot))
+        try:
+            rows = facts["edges"]
+            if list(rows) != list(self.nodes) or not all(
+                map(_is_row, (r for rs in rows.values() for r in rs))
+            ):
+                return False
+            extras = {key: set(facts["extras"][key]) for key in self.nodes}
+            invalid = [(k, t) for k, t in facts["invalid"]]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return False
+        self.edges = {key: [Edge(key, *row[:5]) for row in rs] for key, rs in rows.items()}
+        self._specs = {row[1]: row[5] for rs in rows.values() for row in rs}
+        self.extras, self.invalid = extras, invalid
+        return True
+
+    def _store(self, snapshot: Snapshot) -> None:
+        from stackcheck import factcache
+
+        facts = {
+            "edges": {
+                key: [
+                    [e.target, e.requirement, e.state, e.installed, e.via_extra, self.spec(e.requirement)]
+                    for e in edges
+                ]
+                for key, edges in self.edges.items()
+            },
+            "extras": {key: sorted(extras) for key, extras in self.extras.items()},
+            "invalid": [list(pair) for pair in self.invalid],
+        }
+        factcache.store(_cache_name(snapshot), graph_key(snapshot), facts)
+
+    def spec(self, requirement: str) -> str:
+        """How ``deps tree`` shows a requirement: ``[extras] specifier`` or ``any``."""
+        found = self._specs.get(requirement)
+        if found is None:
+            found = self._specs[requirement] = _spec_of(requirement)
+        return found
 
     def _holds(self, req, text: str, extra: str) -> bool:
         key = (text, extra)
@@ -187,7 +241,7 @@ class DepGraph:
             dist = self.nodes.get(key)
             item: dict = {"name": dist.name if dist else key, "version": dist.version if dist else None}
             if edge is not None:
-                item["required"] = _spec_of(edge.requirement)
+                item["required"] = self.spec(edge.requirement)
                 item["state"] = edge.state
                 if edge.via_extra:
                     item["via_extra"] = edge.via_extra
@@ -208,6 +262,61 @@ class DepGraph:
 
         keys = [normalize_name(r) for r in roots] if roots else self.roots()
         return [node(k, None, ()) for k in keys]
+
+
+def graph_key(snapshot: Snapshot) -> str:
+    """The fingerprint a graph is derived under: every distribution's name, version,
+    Requires-Dist, shadowing and problems (in sys.path order), the marker environment of the
+    checked interpreter, and the deriving code (stackcheck's version and the stat of the
+    modules that build the graph, so an edited checkout never reads an older graph)."""
+    import msgspec
+
+    from stackcheck import __version__, factcache
+
+    dists = [(d.name, d.version, d.requires, d.shadowed, d.problems) for d in snapshot.packages.distributions]
+    env = sorted(marker_environment(snapshot).items())
+    return factcache.digest(__version__, _code_stamp(), env, msgspec.json.encode(dists))
+
+
+@lru_cache(maxsize=1)
+def _code_stamp() -> list:
+    import stackcheck.deps.index as index_module
+    import stackcheck.requirements as requirements_module
+    import stackcheck.versions as versions_module
+
+    out: list = []
+    for path in (__file__, index_module.__file__, requirements_module.__file__, versions_module.__file__):
+        try:
+            st = os.stat(path or "")
+            out.append([path, st.st_mtime_ns, st.st_size])
+        except OSError:
+            out.append([path])
+    return out
+
+
+_STATES = frozenset({"satisfied", "missing", "mismatch"})
+
+
+def _is_row(row) -> bool:
+    """A cached edge as _store writes it: target, requirement, state, installed, via_extra, spec."""
+    return (
+        isinstance(row, list)
+        and len(row) == 6
+        and isinstance(row[0], str)
+        and isinstance(row[1], str)
+        and row[2] in _STATES
+        and (row[3] is None or isinstance(row[3], str))
+        and (row[4] is None or isinstance(row[4], str))
+        and isinstance(row[5], str)
+    )
+
+
+def _cache_name(snapshot: Snapshot) -> str:
+    """One graph file per checked interpreter (a changed environment overwrites its own)."""
+    from stackcheck import factcache
+
+    where = factcache.digest(snapshot.python.executable, snapshot.python.prefix)[:20]
+    return f"facts/depgraph-{where}.json"
 
 
 _OR = re.compile(r"\bor\b")
