@@ -76,7 +76,8 @@ class DepGraph:
         self.invalid: list[tuple[str, str]] = []  # (requirer, unparsable Requires-Dist)
         self._marker_cache: dict[tuple[str, str], bool] = {}
         self._specs: dict[str, str] = {}  # requirement text → its shown specifier (cached facts)
-        if not (cache and self._load(snapshot)):
+        self.from_cache = cache and self._load(snapshot)  # the edges were read, not derived
+        if not self.from_cache:
             self._build()
             if cache:
                 self._store(snapshot)
