@@ -11,8 +11,9 @@ error, a cache that cannot be read or written is only slower. Files are written 
 (a temporary file, then a rename) and only their owner may read them (0600, directories
 0700): they hold names, paths and requirement texts of the environment, already redacted.
 
-Where: ``$STACKCHECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/stackcheck`` (``~/.cache/stackcheck``);
-``STACKCHECK_NO_CACHE=1`` (the commands' ``--no-cache``) turns every cache off.
+Where: the directory :func:`stackcheck.cachedir.cache_root` names (``$STACKCHECK_CACHE_DIR``,
+else ``$XDG_CACHE_HOME/stackcheck``, ``~/.cache/stackcheck``), given by the caller as ``root``;
+None there (``STACKCHECK_NO_CACHE=1``, the commands' ``--no-cache``) is a miss and no write.
 
 Standard library only and Python 3.8 compatible: the interpreter probe loads this file by
 path inside other interpreters (``--python``), where stackcheck is not importable.
@@ -25,22 +26,10 @@ import json
 import os
 import stat
 
-__all__ = ["FORMAT", "MAX_BYTES", "cache_root", "digest", "load", "store"]
+__all__ = ["FORMAT", "MAX_BYTES", "digest", "load", "store"]
 
 FORMAT = 1  # the shape of a cache file; another number is a foreign file
 MAX_BYTES = 256 << 20  # a larger cache file is ignored (5,000 distributions: ~3 MiB)
-
-
-def cache_root():
-    """The cache directory, or None when ``STACKCHECK_NO_CACHE`` is set."""
-    if os.environ.get("STACKCHECK_NO_CACHE"):
-        return None
-    return os.environ.get("STACKCHECK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME")
-        or os.environ.get("LOCALAPPDATA")
-        or os.path.join(os.path.expanduser("~"), ".cache"),
-        "stackcheck",
-    )
 
 
 def digest(*parts):
@@ -57,17 +46,12 @@ def digest(*parts):
     return h.hexdigest()
 
 
-def _path(name):
-    root = cache_root()
-    return os.path.join(root, name) if root else None
-
-
-def load(name, key):
-    """The facts stored in ``name`` (a path under the cache directory) when they were derived
-    under ``key`` (any JSON value), else None."""
-    path = _path(name)
-    if path is None:
+def load(root, name, key):
+    """The facts stored in ``name`` (a path below the cache directory ``root``) when they were
+    derived under ``key`` (any JSON value), else None."""
+    if root is None:
         return None
+    path = os.path.join(root, name)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -93,11 +77,11 @@ def load(name, key):
     return data.get("entries")
 
 
-def store(name, key, facts):
-    """Keep ``facts`` (JSON-able) in ``name`` under ``key``; True when written."""
-    path = _path(name)
-    if path is None:
+def store(root, name, key, facts):
+    """Keep ``facts`` (JSON-able) in ``name`` below ``root`` under ``key``; True when written."""
+    if root is None:
         return False
+    path = os.path.join(root, name)
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)

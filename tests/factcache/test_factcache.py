@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from stackcheck import factcache
+from stackcheck import cachedir, factcache
 
 
 @pytest.fixture
@@ -19,11 +19,13 @@ def root(tmp_path, monkeypatch):
 
 
 def test_stored_facts_come_back_under_their_key_only(root):
-    assert factcache.store("facts/x.json", ["k", 1], {"a": [1, 2]}) is True
-    assert factcache.load("facts/x.json", ["k", 1]) == {"a": [1, 2]}
-    assert factcache.load("facts/x.json", ("k", 1)) == {"a": [1, 2]}, "a tuple key is the JSON list"
-    assert factcache.load("facts/x.json", ["k", 2]) is None
-    assert factcache.load("facts/other.json", ["k", 1]) is None
+    assert factcache.store(str(root), "facts/x.json", ["k", 1], {"a": [1, 2]}) is True
+    assert factcache.load(str(root), "facts/x.json", ["k", 1]) == {"a": [1, 2]}
+    assert factcache.load(str(root), "facts/x.json", ("k", 1)) == {"a": [1, 2]}, (
+        "a tuple key is the JSON list"
+    )
+    assert factcache.load(str(root), "facts/x.json", ["k", 2]) is None
+    assert factcache.load(str(root), "facts/other.json", ["k", 1]) is None
     assert json.loads((root / "facts" / "x.json").read_text()) == {
         "stackcheck_cache": factcache.FORMAT,
         "key": ["k", 1],
@@ -32,7 +34,7 @@ def test_stored_facts_come_back_under_their_key_only(root):
 
 
 def test_files_are_for_their_owner_only_and_leave_no_temporary(root):
-    factcache.store("facts/x.json", "k", [1])
+    factcache.store(str(root), "facts/x.json", "k", [1])
     assert stat.S_IMODE(os.stat(root / "facts" / "x.json").st_mode) == 0o600
     assert stat.S_IMODE(os.stat(root / "facts").st_mode) == 0o700
     assert sorted(os.listdir(root / "facts")) == ["x.json"]
@@ -53,61 +55,61 @@ def test_files_are_for_their_owner_only_and_leave_no_temporary(root):
 def test_a_corrupt_or_foreign_file_is_a_miss_and_is_rewritten(root, content):
     (root / "facts").mkdir(parents=True)
     (root / "facts" / "x.json").write_bytes(content)
-    assert factcache.load("facts/x.json", "k") is None
-    assert factcache.store("facts/x.json", "k", {"fresh": True})
-    assert factcache.load("facts/x.json", "k") == {"fresh": True}
+    assert factcache.load(str(root), "facts/x.json", "k") is None
+    assert factcache.store(str(root), "facts/x.json", "k", {"fresh": True})
+    assert factcache.load(str(root), "facts/x.json", "k") == {"fresh": True}
 
 
 def test_a_file_of_another_user_a_symlink_or_a_fifo_is_not_read(root, tmp_path, monkeypatch):
-    factcache.store("facts/x.json", "k", 1)
+    factcache.store(str(root), "facts/x.json", "k", 1)
     monkeypatch.setattr(os, "geteuid", lambda: os.stat(root / "facts" / "x.json").st_uid + 1)
-    assert factcache.load("facts/x.json", "k") is None
+    assert factcache.load(str(root), "facts/x.json", "k") is None
     monkeypatch.undo()
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(root))
     elsewhere = tmp_path / "planted.json"
     elsewhere.write_text(json.dumps({"stackcheck_cache": factcache.FORMAT, "key": "k", "entries": 2}))
     (root / "facts" / "link.json").symlink_to(elsewhere)
-    assert factcache.load("facts/link.json", "k") is None
+    assert factcache.load(str(root), "facts/link.json", "k") is None
     os.mkfifo(root / "facts" / "fifo.json")
-    assert factcache.load("facts/fifo.json", "k") is None  # returns at once: never blocks
+    assert factcache.load(str(root), "facts/fifo.json", "k") is None  # returns at once: never blocks
 
 
 def test_a_file_over_the_size_bound_is_a_miss(root, monkeypatch):
-    factcache.store("facts/x.json", "k", "y" * 100)
+    factcache.store(str(root), "facts/x.json", "k", "y" * 100)
     monkeypatch.setattr(factcache, "MAX_BYTES", 50)
-    assert factcache.load("facts/x.json", "k") is None
+    assert factcache.load(str(root), "facts/x.json", "k") is None
 
 
 def test_no_cache_reads_and_writes_nothing(root, monkeypatch):
-    factcache.store("facts/x.json", "k", 1)
+    factcache.store(str(root), "facts/x.json", "k", 1)
     monkeypatch.setenv("STACKCHECK_NO_CACHE", "1")
-    assert factcache.cache_root() is None
-    assert factcache.load("facts/x.json", "k") is None
-    assert factcache.store("facts/y.json", "k", 1) is False
+    assert cachedir.cache_root() is None
+    assert factcache.load(cachedir.cache_root(), "facts/x.json", "k") is None
+    assert factcache.store(cachedir.cache_root(), "facts/y.json", "k", 1) is False
     assert not (root / "facts" / "y.json").exists()
 
 
-def test_an_unwritable_cache_is_only_a_miss(tmp_path, monkeypatch):
+def test_an_unwritable_cache_is_only_a_miss(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(blocker / "cache"))  # below a regular file
-    monkeypatch.delenv("STACKCHECK_NO_CACHE", raising=False)
-    assert factcache.store("facts/x.json", "k", 1) is False
-    assert factcache.load("facts/x.json", "k") is None
-    assert factcache.store("facts/x.json", "k", {1, 2}) is False  # not JSON-able: not written
+    root = str(blocker / "cache")  # below a regular file
+    assert factcache.store(root, "facts/x.json", "k", 1) is False
+    assert factcache.load(root, "facts/x.json", "k") is None
+    assert factcache.store(str(tmp_path), "facts/x.json", "k", {1, 2}) is False  # not JSON-able
+    assert sorted(os.listdir(tmp_path / "facts")) == [], "no temporary file is left"
 
 
 def test_where_the_cache_lives(tmp_path, monkeypatch):
     monkeypatch.delenv("STACKCHECK_NO_CACHE", raising=False)
     monkeypatch.delenv("STACKCHECK_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert factcache.cache_root() == str(tmp_path / "xdg" / "stackcheck")
+    assert cachedir.cache_root() == str(tmp_path / "xdg" / "stackcheck")
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.delenv("LOCALAPPDATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert factcache.cache_root() == str(tmp_path / "home" / ".cache" / "stackcheck")
+    assert cachedir.cache_root() == str(tmp_path / "home" / ".cache" / "stackcheck")
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "mine"))
-    assert factcache.cache_root() == str(tmp_path / "mine")
+    assert cachedir.cache_root() == str(tmp_path / "mine")
 
 
 def test_digest_tells_parts_apart():

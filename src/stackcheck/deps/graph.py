@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
+from stackcheck.cachedir import cache_root
 from stackcheck.deps.index import DistIndex, marker_environment, parse_requirement, parse_version
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
 
@@ -142,7 +143,7 @@ class DepGraph:
         changed) when there are none for this key or they are not what a build writes."""
         from stackcheck import factcache
 
-        facts = factcache.load(_cache_name(snapshot), graph_key(snapshot))
+        facts = factcache.load(cache_root(), _cache_name(snapshot), graph_key(snapshot))
         try:
             rows = facts["edges"]
             if list(rows) != list(self.nodes) or not all(
@@ -172,7 +173,7 @@ class DepGraph:
             "extras": {key: sorted(extras) for key, extras in self.extras.items()},
             "invalid": [list(pair) for pair in self.invalid],
         }
-        factcache.store(_cache_name(snapshot), graph_key(snapshot), facts)
+        factcache.store(cache_root(), _cache_name(snapshot), graph_key(snapshot), facts)
 
     def spec(self, requirement: str) -> str:
         """How ``deps tree`` shows a requirement: ``[extras] specifier`` or ``any``."""

@@ -8,8 +8,7 @@ was looked for and not found (``absent``) from one that could not be gathered (`
 
 from __future__ import annotations
 
-import re
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Literal
 
 import msgspec
@@ -245,15 +244,11 @@ class Snapshot(msgspec.Struct, kw_only=True, dict=True):
         return [g for g in self.accelerators.gpus if g.visible]
 
 
-_NAME_SEPARATORS = re.compile(r"[-_.]+")
-
-
-@lru_cache(maxsize=16384)
 def normalize_name(name: str) -> str:
-    """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``: runs of ``-_.`` become one
-    ``-``, then lower case), remembered: a run normalizes every installed name several times
-    (25,000 calls for 5,000 distributions)."""
-    return _NAME_SEPARATORS.sub("-", name).lower()
+    """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``)."""
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(name)
 
 
 def snapshot_digest(snapshot: Snapshot) -> str:

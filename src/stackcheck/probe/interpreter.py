@@ -281,14 +281,14 @@ def _read_distribution(location, entry):
     return _redaction().redact_value(dist)
 
 
-_SIBLINGS = {}
+_LOADED: dict = {}
 
 
-def _sibling(name):
-    """A stdlib-only module of stackcheck (``redaction``, ``factcache``); loaded by file path
-    when this module runs as a script inside another interpreter (``--python``), where
-    stackcheck is not importable."""
-    if name not in _SIBLINGS:
+def _stackcheck_module(name):
+    """stackcheck.NAME, a standard-library-only module of stackcheck (redaction, cachedir);
+    loaded by file path when this module runs as a script inside another interpreter
+    (``--python``), where stackcheck is not importable."""
+    if name not in _LOADED:
         if __package__:
             import importlib
 
@@ -296,22 +296,22 @@ def _sibling(name):
         else:
             import importlib.util
 
-            path = os.path.join(_PACKAGE_DIR, name + ".py")
+            path = os.path.join(_STACKCHECK_DIR, name + ".py")
             spec = importlib.util.spec_from_file_location("_stackcheck_" + name, path)
             if spec is None or spec.loader is None:
-                raise ImportError("cannot load %s" % path)
+                raise ImportError(f"cannot load {path}")
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-        _SIBLINGS[name] = module
-    return _SIBLINGS[name]
+        _LOADED[name] = module
+    return _LOADED[name]
 
 
 def _redaction():
-    return _sibling("redaction")
+    return _stackcheck_module("redaction")
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_REDACTION_FILE = os.path.join(_PACKAGE_DIR, "redaction.py")
+_STACKCHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REDACTION_FILE = os.path.join(_STACKCHECK_DIR, "redaction.py")
 
 
 def _check_modules_present(dist, listing):
@@ -484,8 +484,8 @@ def isolation_facts():
 
 
 def cache_root():
-    """The cache directory (:func:`stackcheck.factcache.cache_root`), None when turned off."""
-    return _sibling("factcache").cache_root()
+    """The probe's cache directory (the metadata cache, toolchain facts): stackcheck.cachedir's."""
+    return _stackcheck_module("cachedir").cache_root()
 
 
 # The keys of a cached entry (a Distribution dict as _read_distribution makes it).
@@ -513,9 +513,10 @@ class _MetadataCache:
         self.entries = {}
         self.seen = {}
         self.name = None
-        facts = _sibling("factcache")
-        if facts.cache_root() is None:
+        self.root = cache_root()
+        if self.root is None:
             return
+        facts = _stackcheck_module("factcache")
         try:
             me = os.stat(__file__)
             rules = os.stat(_REDACTION_FILE)  # changed redaction rules: nothing older is read
@@ -524,7 +525,7 @@ class _MetadataCache:
         stamps = (me.st_mtime_ns, me.st_size, rules.st_mtime_ns, rules.st_size)
         self.key = ["%d-%d-%d-%d-%d" % ((sys.version_info[1],) + stamps), location]
         self.name = os.path.join("metadata", facts.digest(os.path.realpath(location))[:20] + ".json")
-        entries = facts.load(self.name, self.key)
+        entries = facts.load(self.root, self.name, self.key)
         self.entries = entries if isinstance(entries, dict) else {}
 
     def stamp(self, location, entry):
@@ -573,7 +574,7 @@ class _MetadataCache:
 
     def save(self, location):
         if self.name is not None and self.seen != self.entries:
-            _sibling("factcache").store(self.name, self.key, self.seen)
+            _stackcheck_module("factcache").store(self.root, self.name, self.key, self.seen)
 
 
 def packages_facts(path_entries=None):

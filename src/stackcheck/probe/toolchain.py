@@ -132,9 +132,11 @@ def cached_version(path: str, question: str, ask) -> tuple[str, str]:
     resolves to keeps its mtime and size. Only answers with a version are kept (a timeout
     is asked again next time)."""
     from stackcheck import factcache
+    from stackcheck.cachedir import cache_root
 
     key = _cache_key(path, question)
-    found = factcache.load(CACHE_FILE, CACHE_KEY) if key else None
+    root = cache_root() if key else None
+    found = factcache.load(root, CACHE_FILE, CACHE_KEY)
     entries = dict(found) if isinstance(found, dict) else {}
     hit = entries.get(key) if key else None
     if isinstance(hit, list) and len(hit) == 2 and all(isinstance(x, str) for x in hit):
@@ -143,7 +145,7 @@ def cached_version(path: str, question: str, ask) -> tuple[str, str]:
     if key and version:
         entries.pop(key, None)
         entries[key] = [version, note]
-        factcache.store(CACHE_FILE, CACHE_KEY, dict(list(entries.items())[-CACHE_ENTRIES:]))
+        factcache.store(root, CACHE_FILE, CACHE_KEY, dict(list(entries.items())[-CACHE_ENTRIES:]))
     return version, note
 
 
