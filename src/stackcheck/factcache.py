@@ -84,6 +84,7 @@ def store(root, name, key, facts):
     path = os.path.join(root, name)
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
+        os.makedirs(root, mode=0o700, exist_ok=True)  # makedirs gives the mode to the leaf only
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         if hasattr(os, "fchmod"):

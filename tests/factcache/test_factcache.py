@@ -37,6 +37,7 @@ def test_files_are_for_their_owner_only_and_leave_no_temporary(root):
     factcache.store(str(root), "facts/x.json", "k", [1])
     assert stat.S_IMODE(os.stat(root / "facts" / "x.json").st_mode) == 0o600
     assert stat.S_IMODE(os.stat(root / "facts").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
     assert sorted(os.listdir(root / "facts")) == ["x.json"]
 
 
