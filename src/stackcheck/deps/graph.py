@@ -270,7 +270,8 @@ def graph_key(snapshot: Snapshot) -> str:
     """The fingerprint a graph is derived under: every distribution's name, version,
     Requires-Dist, shadowing and problems (in sys.path order), the marker environment of the
     checked interpreter, and the deriving code (stackcheck's version and the stat of the
-    modules that build the graph, so an edited checkout never reads an older graph)."""
+    modules that build the graph and of packaging's, so an edited checkout or an upgraded
+    packaging never reads an older graph)."""
     import msgspec
 
     from stackcheck import __version__, factcache
@@ -282,12 +283,16 @@ def graph_key(snapshot: Snapshot) -> str:
 
 @lru_cache(maxsize=1)
 def _code_stamp() -> list:
+    from importlib.util import find_spec
+
     import stackcheck.deps.index as index_module
     import stackcheck.requirements as requirements_module
     import stackcheck.versions as versions_module
 
+    packaging = find_spec("packaging")  # found, not imported: an upgrade rewrites its __init__.py
+    ours = (__file__, index_module.__file__, requirements_module.__file__, versions_module.__file__)
     out: list = []
-    for path in (__file__, index_module.__file__, requirements_module.__file__, versions_module.__file__):
+    for path in (*ours, packaging.origin if packaging else None):
         try:
             st = os.stat(path or "")
             out.append([path, st.st_mtime_ns, st.st_size])
