@@ -46,12 +46,32 @@ def digest(*parts):
     return h.hexdigest()
 
 
-def load(root, name, key):
+def load(root, name, key, entries_type=None):
     """The facts stored in ``name`` (a path below the cache directory ``root``) when they were
-    derived under ``key`` (any JSON value), else None."""
+    derived under ``key`` (any JSON value), else None. With ``entries_type`` (a msgspec type,
+    outside the probe) they are decoded into it, their shape checked as they are read: a file
+    of another shape is a miss like any other."""
     if root is None:
         return None
-    path = os.path.join(root, name)
+    data = _read(os.path.join(root, name))
+    if data is None:
+        return None
+    if entries_type is not None:
+        return _typed(data, key, entries_type)
+    try:
+        found = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(found, dict) or found.get("stackcheck_cache") != FORMAT:
+        return None
+    if found.get("key") != json.loads(json.dumps(key)):  # compare as JSON sees it (tuples → lists)
+        return None
+    return found.get("entries")
+
+
+def _read(path):
+    """The bytes of a regular file of this user's, at most :data:`MAX_BYTES`; None otherwise.
+    Never blocks (a FIFO) and never follows a symlink."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -64,17 +84,26 @@ def load(root, name, key):
             return None  # another user's file in a shared cache directory: never trusted
         with os.fdopen(fd, "rb") as fh:
             fd = -1
-            data = json.loads(fh.read(MAX_BYTES + 1).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
+            return fh.read(MAX_BYTES + 1)
+    except OSError:
         return None
     finally:
         if fd >= 0:
             os.close(fd)
-    if not isinstance(data, dict) or data.get("stackcheck_cache") != FORMAT:
+
+
+def _typed(data, key, entries_type):
+    import msgspec
+
+    try:
+        envelope = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+        if msgspec.json.decode(envelope.get("stackcheck_cache", b"null")) != FORMAT:
+            return None
+        if msgspec.json.decode(envelope.get("key", b"null")) != json.loads(json.dumps(key)):
+            return None
+        return msgspec.json.decode(envelope["entries"], type=entries_type)
+    except (KeyError, ValueError, RecursionError):  # msgspec's DecodeError is a ValueError
         return None
-    if data.get("key") != json.loads(json.dumps(key)):  # compare as JSON sees it (tuples → lists)
-        return None
-    return data.get("entries")
 
 
 def store(root, name, key, facts):

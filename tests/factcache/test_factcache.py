@@ -118,3 +118,21 @@ def test_digest_tells_parts_apart():
     assert factcache.digest(b"x", {"b": 1, "a": 2}) == factcache.digest(b"x", {"a": 2, "b": 1})
     assert factcache.digest("x") == factcache.digest(b"x")
     assert len(factcache.digest()) == 32
+
+
+def test_typed_facts_are_checked_as_they_are_read(root):
+    import msgspec
+
+    class Row(msgspec.Struct, array_like=True):
+        name: str
+        size: int
+
+    typed = dict[str, list[Row]]
+    factcache.store(str(root), "facts/t.json", "k", {"a": [["x", 1]]})
+    assert factcache.load(str(root), "facts/t.json", "k", typed) == {"a": [Row("x", 1)]}
+    assert factcache.load(str(root), "facts/t.json", "other", typed) is None
+    factcache.store(str(root), "facts/t.json", "k", {"a": [["x", "one"]]})  # another shape
+    assert factcache.load(str(root), "facts/t.json", "k", typed) is None
+    assert factcache.load(str(root), "facts/t.json", "k") == {"a": [["x", "one"]]}
+    (root / "facts" / "t.json").write_text("{torn")
+    assert factcache.load(str(root), "facts/t.json", "k", typed) is None

@@ -53,7 +53,7 @@ def poisoned(cache) -> dict:
     [path] = (cache / "facts").glob("depgraph-*.json")
     data = json.loads(path.read_text())
     row = data["entries"]["edges"]["alpha"][0]
-    row[2], row[3] = "mismatch", "0.1"
+    row[3], row[4] = "mismatch", "0.1"
     path.write_text(json.dumps(data))
     return data
 
@@ -128,15 +128,31 @@ def test_any_change_to_the_distribution_set_derives_again(cache, change):
 @pytest.mark.parametrize(
     "edit",
     [
-        lambda e: e["edges"].__setitem__("alpha", [["beta", "beta>=2", "broken", None, None, ">=2"]]),
-        lambda e: e["edges"].__setitem__("alpha", [["beta", "beta>=2"]]),
-        lambda e: e["edges"].__setitem__("alpha", [[1, "beta>=2", "satisfied", "2.0", None, ">=2"]]),
+        lambda e: e["edges"].__setitem__("alpha", [["alpha", "beta", "beta>=2", "broken", None, None]]),
+        lambda e: e["edges"].__setitem__("alpha", [["alpha", "beta", "beta>=2"]]),
+        lambda e: e["edges"].__setitem__("alpha", [["alpha", 1, "beta>=2", "satisfied", "2.0", None]]),
+        lambda e: e["edges"].__setitem__("alpha", [["beta", "beta", "beta>=2", "satisfied", "2.0", None]]),
+        lambda e: e["edges"].__setitem__("alpha", [["alpha", "beta", "beta>=9", "satisfied", "2.0", None]]),
         lambda e: e["edges"].pop("beta"),
         lambda e: e.pop("extras"),
+        lambda e: e["extras"].pop("alpha"),
         lambda e: e.__setitem__("invalid", [["x"]]),
         lambda e: e.__setitem__("edges", []),
+        lambda e: e.pop("specs"),
     ],
-    ids=["state", "short-row", "target-type", "node-missing", "no-extras", "invalid-shape", "edges-list"],
+    ids=[
+        "state",
+        "short-row",
+        "target-type",
+        "other-source",
+        "no-spec",
+        "node-missing",
+        "no-extras",
+        "extras-of-a-node",
+        "invalid-shape",
+        "edges-list",
+        "no-specs",
+    ],
 )
 def test_a_cached_graph_of_another_shape_is_derived_again(cache, edit):
     DepGraph(env_snapshot(), cache=True)

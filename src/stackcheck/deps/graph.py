@@ -17,14 +17,16 @@ from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
+import msgspec
+
 from stackcheck.cachedir import cache_root
 from stackcheck.deps.index import DistIndex, marker_environment, parse_requirement, parse_version
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
 
 
-@dataclass(frozen=True)
-class Edge:
-    """One applicable requirement of ``source`` on project ``target``."""
+class Edge(msgspec.Struct, frozen=True, array_like=True):
+    """One applicable requirement of ``source`` on project ``target`` (a row of the cached
+    graph: msgspec decodes and checks it in one step)."""
 
     source: str  # normalized requirer
     target: str  # normalized required project
@@ -143,37 +145,27 @@ class DepGraph:
         changed) when there are none for this key or they are not what a build writes."""
         from stackcheck import factcache
 
-        facts = factcache.load(cache_root(), _cache_name(snapshot), graph_key(snapshot))
-        try:
-            rows = facts["edges"]
-            if list(rows) != list(self.nodes) or not all(
-                map(_is_row, (r for rs in rows.values() for r in rs))
-            ):
-                return False
-            extras = {key: set(facts["extras"][key]) for key in self.nodes}
-            invalid = [(k, t) for k, t in facts["invalid"]]
-        except (KeyError, TypeError, ValueError, AttributeError):
+        facts = factcache.load(cache_root(), _cache_name(snapshot), graph_key(snapshot), _GraphFacts)
+        if facts is None or list(facts.edges) != list(self.nodes) or not set(self.nodes) <= set(facts.extras):
             return False
-        self.edges = {key: [Edge(key, *row[:5]) for row in rs] for key, rs in rows.items()}
-        self._specs = {row[1]: row[5] for rs in rows.values() for row in rs}
-        self.extras, self.invalid = extras, invalid
+        for key, edges in facts.edges.items():
+            for e in edges:
+                if e.source != key or e.state not in _STATES or e.requirement not in facts.specs:
+                    return False
+        self.edges, self.invalid, self._specs = facts.edges, facts.invalid, facts.specs
+        self.extras = {key: set(facts.extras[key]) for key in self.nodes}
         return True
 
     def _store(self, snapshot: Snapshot) -> None:
         from stackcheck import factcache
 
-        facts = {
-            "edges": {
-                key: [
-                    [e.target, e.requirement, e.state, e.installed, e.via_extra, self.spec(e.requirement)]
-                    for e in edges
-                ]
-                for key, edges in self.edges.items()
-            },
-            "extras": {key: sorted(extras) for key, extras in self.extras.items()},
-            "invalid": [list(pair) for pair in self.invalid],
-        }
-        factcache.store(cache_root(), _cache_name(snapshot), graph_key(snapshot), facts)
+        facts = _GraphFacts(
+            edges=self.edges,
+            extras={key: sorted(extras) for key, extras in self.extras.items()},
+            invalid=self.invalid,
+            specs={e.requirement: self.spec(e.requirement) for edges in self.edges.values() for e in edges},
+        )
+        factcache.store(cache_root(), _cache_name(snapshot), graph_key(snapshot), msgspec.to_builtins(facts))
 
     def spec(self, requirement: str) -> str:
         """How ``deps tree`` shows a requirement: ``[extras] specifier`` or ``any``."""
@@ -304,18 +296,13 @@ def _code_stamp() -> list:
 _STATES = frozenset({"satisfied", "missing", "mismatch"})
 
 
-def _is_row(row) -> bool:
-    """A cached edge as _store writes it: target, requirement, state, installed, via_extra, spec."""
-    return (
-        isinstance(row, list)
-        and len(row) == 6
-        and isinstance(row[0], str)
-        and isinstance(row[1], str)
-        and row[2] in _STATES
-        and (row[3] is None or isinstance(row[3], str))
-        and (row[4] is None or isinstance(row[4], str))
-        and isinstance(row[5], str)
-    )
+class _GraphFacts(msgspec.Struct):
+    """What the fact cache keeps of a graph: what a build derives from the distributions."""
+
+    edges: dict[str, list[Edge]]
+    extras: dict[str, list[str]]
+    invalid: list[tuple[str, str]]
+    specs: dict[str, str]  # requirement text → how ``deps tree`` shows it
 
 
 def _cache_name(snapshot: Snapshot) -> str:
