@@ -68,8 +68,11 @@ def install_stackcheck(python: str) -> str:
 
 
 def bench_env(python: str) -> dict[str, str]:
-    """The environment of a shell that activated the venv: no PYTHONPATH, its bin first."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX")}
+    """The environment of a shell that activated the venv: no PYTHONPATH, its bin first, and
+    bytecode written as usual (with PYTHONDONTWRITEBYTECODE, as some CI images set it, every
+    run would compile the sources of a fresh checkout again, and a side by side would time that)."""
+    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 

@@ -90,6 +90,8 @@ def scaling(stackcheck: str, profile: str, counts: list[int], runs: int, env: di
         for kind in ("preflight warm", "preflight cold", "floor"):
             labels = [label for label in results if label.startswith(kind + ",")]
             per = slope([(n, results[label]["wall"]) for n, label in zip(targets, labels)]) * 1000
+            cpu = slope([(n, results[label]["cpu"]) for n, label in zip(targets, labels)]) * 1000
+            print(f"  {kind:<15} = {cpu:7.4f} ms/distribution of CPU time (steadier on a busy machine)")
             budget = (
                 f"budget <= {PER_DIST_BUDGET_MS} ms"
                 if kind.startswith("preflight")

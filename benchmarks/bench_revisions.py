@@ -7,7 +7,12 @@ round-robin so a shared machine's noise hits both alike. Each side gets its own 
 and CPU time, the load, and the after/before ratio of each command (withheld when the run
 was too noisy, see _refenv.Bench).
 
-Usage: python benchmarks/bench_revisions.py REV [--runs N] [--venv PATH] [--profile ID] [--force]
+With ``--scale N`` both sides also judge venvs of 0 and N synthetic distributions
+(``preflight --python``, bench_preflight's synthetic venvs) and the marginal cost per extra
+distribution is printed for each.
+
+Usage: python benchmarks/bench_revisions.py REV [--runs N] [--venv PATH] [--profile ID] [--scale N]
+                                                [--force]
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev", help="the revision to compare with (e.g. a commit before a refactor)")
     ap.add_argument("--profile", default="TRAIN-CPU")
+    ap.add_argument("--scale", type=int, default=0, help="N synthetic distributions (0: no scaling run)")
     bench_arguments(ap, runs=15)
     args = ap.parse_args()
 
@@ -71,7 +77,16 @@ def main() -> None:
         "preflight": ("preflight", "--profile", args.profile),
         "doctor": ("doctor",),
         "snapshot --json": ("snapshot", "--json"),
+        "deps conflicts": ("deps", "conflicts"),
+        "deps tree": ("deps", "tree"),
     }
+    sizes = (0, args.scale) if args.scale else ()
+    if sizes:
+        from bench_preflight import synthetic_venv
+
+        for n in sizes:
+            target = synthetic_venv(work / f"synthetic-{n}", n)
+            work_commands[f"preflight, {n} synthetic"] = ("preflight", "-p", args.profile, "--python", target)
     commands: dict = {FLOOR: [python, "-c", FLOOR_CODE]}
     for side, src in sides.items():
         env = {"STACKCHECK_CACHE_DIR": str(work / f"cache-{side}")}
@@ -93,6 +108,18 @@ def main() -> None:
     for label in work_commands:
         a = f"after: {label}"
         print(bench.budget_line(f"{label:<16}", results[a]["wall"] / results[FLOOR]["wall"], (a, FLOOR)))
+    if sizes:
+        print(f"\nmarginal cost per extra distribution (0 → {args.scale} synthetic, wall medians):")
+        for side in sides:
+            a, b = (f"{side}: preflight, {n} synthetic" for n in reversed(sizes))
+            per = (results[a]["wall"] - results[b]["wall"]) / args.scale * 1000
+            cpu = (results[a]["cpu"] - results[b]["cpu"]) / args.scale * 1000
+            print(f"  {side:<6} = {cpu:7.4f} ms/distribution of CPU time")
+            print(
+                bench.line(
+                    f"{side:<6}", f"{per:7.4f} ms/distribution", (a, b), "budget <= 0.05 ms", per <= 0.05
+                )
+            )
     bench.finish()
 
 

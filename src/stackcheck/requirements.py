@@ -2,7 +2,9 @@
 
 Markers are evaluated for the *checked* interpreter (from the snapshot), not for the
 interpreter running stackcheck, so judging a colleague's snapshot gives their answer.
-Requirement strings are parsed lazily and cached: a check pays only for what it reads.
+Requirement strings are parsed lazily and cached: a check pays only for what it reads, and a
+run that reads none (a warm ``deps`` run, its graph from :mod:`stackcheck.factcache`) never
+imports packaging's requirement and marker parsers.
 
 A pure function of a Snapshot, below the knowledge base and the dependency graph
 (:mod:`stackcheck.deps`), which both judge requirements with it.
@@ -12,14 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier
+from typing import TYPE_CHECKING
 
 from stackcheck import versions
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
 from stackcheck.versions import parse_version
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 __all__ = ["DistIndex", "RequirementStatus", "marker_environment", "parse_requirement"]
 
@@ -68,6 +70,9 @@ def _machine_from_tag(tag: str) -> str:
 def parse_requirement(text: str) -> Requirement | None:
     """A PEP 508 requirement, ``None`` when invalid (a version longer than
     :data:`stackcheck.versions.MAX_VERSION_CHARS` included: no operation on it could run)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier
+
     try:
         req = Requirement(text)
         versions.parse(req.specifier)
@@ -109,6 +114,8 @@ class DistIndex:
         """Whether a requirement's marker holds here (for any of ``extras``; none = no extra)."""
         if req.marker is None:
             return True
+        from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+
         try:
             for extra in extras or ("",):
                 if req.marker.evaluate({**self._env, "extra": extra}):

@@ -62,7 +62,7 @@ class Context:
         """The declared-dependency graph of the snapshot's distributions."""
         from stackcheck.deps.graph import DepGraph
 
-        return DepGraph(self.snapshot, self.dist_index)
+        return DepGraph(self.snapshot, self.dist_index, cache=True)
 
     @cached_property
     def torch_build(self) -> TorchBuild | None:

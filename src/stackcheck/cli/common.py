@@ -35,6 +35,32 @@ json_option = click.option(
     "--json", "as_json", is_flag=True, help="Machine output (JSON) on stdout, nothing else there."
 )
 strict_option = click.option("--strict", is_flag=True, help="Warnings count as failures (exit 1).")
+
+
+def _no_cache(ctx, _param, value):
+    """``--no-cache``: STACKCHECK_NO_CACHE=1 for this command (the probe's children inherit
+    it), restored when the command ends (an in-process caller keeps its own setting)."""
+    if value:
+        before = os.environ.get("STACKCHECK_NO_CACHE")
+        os.environ["STACKCHECK_NO_CACHE"] = "1"
+
+        def restore():
+            if before is None:
+                os.environ.pop("STACKCHECK_NO_CACHE", None)
+            else:
+                os.environ["STACKCHECK_NO_CACHE"] = before
+
+        ctx.call_on_close(restore)
+    return value
+
+
+no_cache_option = click.option(
+    "--no-cache",
+    is_flag=True,
+    expose_value=False,
+    callback=_no_cache,
+    help="Read and derive every fact afresh, without the cache (also STACKCHECK_NO_CACHE=1).",
+)
 python_option = click.option(
     "--python",
     "python_path",
@@ -147,7 +173,8 @@ def _importer_param(kind: str) -> str:
 def judging_options(fn):
     """The options every environment-judging command shares (preflight, doctor): where the
     facts come from (one ``source`` argument), which checks to skip, and how to print and exit."""
-    for option in reversed((skip_option, json_option, markdown_option, verbose_option, strict_option)):
+    options = (skip_option, json_option, markdown_option, verbose_option, strict_option, no_cache_option)
+    for option in reversed(options):
         fn = option(fn)
     return source_options("python", "kernel", "snapshot")(fn)
 

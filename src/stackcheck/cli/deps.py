@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, source_options
+from stackcheck.cli.common import emit_json, finish, json_option, no_cache_option, source_options
 
 
 @click.group()
@@ -33,13 +33,14 @@ def _graph(source):
         from stackcheck.errors import InputError
 
         raise InputError(f"{source.value or 'this environment'}: no package list to build the graph from")
-    return snapshot, DepGraph(snapshot)
+    return snapshot, DepGraph(snapshot, cache=True)
 
 
 @deps.command(short_help="Missing and conflicting requirements (like pip check, plus extras).")
 @source_options("python", "snapshot", importers=False)
 @click.option("--no-extras", is_flag=True, help="Only base requirements (exactly what `pip check` reports).")
 @json_option
+@no_cache_option
 def conflicts(source, no_extras, as_json):
     """Missing and conflicting requirements; exit 1 when there are any.
 
@@ -85,6 +86,7 @@ def conflicts(source, no_extras, as_json):
 @click.argument("package")
 @source_options("python", "snapshot", importers=False)
 @json_option
+@no_cache_option
 def why(package, source, as_json):
     """Why PACKAGE is installed: the paths from what you installed down to it."""
     from stackcheck.errors import InputError
@@ -138,6 +140,7 @@ def _label(graph, key: str) -> str:
 @source_options("python", "snapshot", importers=False)
 @click.option("--depth", type=click.IntRange(min=0), default=None, help="Show at most this many levels.")
 @json_option
+@no_cache_option
 def tree(packages, source, depth, as_json):
     """The requirement tree from PACKAGES (default: what you installed, plus what nothing
     requires). A subtree shown once is marked `(see above)` instead of repeated."""

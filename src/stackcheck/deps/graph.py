@@ -11,18 +11,22 @@ that, so every problem says whether it comes from an extra (``via_extra``); the 
 
 from __future__ import annotations
 
+import os
 import re
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stackcheck.deps.index import DistIndex, parse_requirement, parse_version
+import msgspec
+
+from stackcheck.cachedir import cache_root
+from stackcheck.deps.index import DistIndex, marker_environment, parse_requirement, parse_version
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
 
 
-@dataclass(frozen=True)
-class Edge:
-    """One applicable requirement of ``source`` on project ``target``."""
+class Edge(msgspec.Struct, frozen=True, array_like=True):
+    """One applicable requirement of ``source`` on project ``target`` (a row of the cached
+    graph: msgspec decodes and checks it in one step)."""
 
     source: str  # normalized requirer
     target: str  # normalized required project
@@ -55,9 +59,13 @@ class Problem:
 
 
 class DepGraph:
-    """Requirement graph of one snapshot, built once and queried by checks and ``deps``."""
+    """Requirement graph of one snapshot, built once and queried by checks and ``deps``.
 
-    def __init__(self, snapshot: Snapshot, index: DistIndex | None = None):
+    With ``cache``, the edges come from the fact cache (:mod:`stackcheck.factcache`) when they
+    were derived from the same distribution set, marker environment and code (see
+    :func:`graph_key`), and are stored there after a build: a warm run parses no requirement."""
+
+    def __init__(self, snapshot: Snapshot, index: DistIndex | None = None, *, cache: bool = False):
         self.index = index or DistIndex(snapshot)
         self.nodes: dict[str, Distribution] = {
             key: dist
@@ -70,7 +78,12 @@ class DepGraph:
         self.edges: dict[str, list[Edge]] = {}
         self.invalid: list[tuple[str, str]] = []  # (requirer, unparsable Requires-Dist)
         self._marker_cache: dict[tuple[str, str], bool] = {}
-        self._build()
+        self._specs: dict[str, str] = {}  # requirement text → its shown specifier (cached facts)
+        self.from_cache = cache and self._load(snapshot)  # the edges were read, not derived
+        if not self.from_cache:
+            self._build()
+            if cache:
+                self._store(snapshot)
         self.requirers: dict[str, list[Edge]] = {}
         for edges in self.edges.values():
             for e in edges:
@@ -125,6 +138,41 @@ class DepGraph:
                 )
                 state, installed = ("satisfied" if fits else "mismatch"), dep.version
             yield Edge(key, target, text, state, installed, via), set(req.extras)
+
+    # ----- the fact cache -----
+    def _load(self, snapshot: Snapshot) -> bool:
+        """The edges, extras and invalid requirements from the fact cache; False (nothing
+        changed) when there are none for this key or they are not what a build writes."""
+        from stackcheck import factcache
+
+        facts = factcache.load(cache_root(), _cache_name(snapshot), graph_key(snapshot), _GraphFacts)
+        if facts is None or list(facts.edges) != list(self.nodes) or not set(self.nodes) <= set(facts.extras):
+            return False
+        for key, edges in facts.edges.items():
+            for e in edges:
+                if e.source != key or e.state not in _STATES or e.requirement not in facts.specs:
+                    return False
+        self.edges, self.invalid, self._specs = facts.edges, facts.invalid, facts.specs
+        self.extras = {key: set(facts.extras[key]) for key in self.nodes}
+        return True
+
+    def _store(self, snapshot: Snapshot) -> None:
+        from stackcheck import factcache
+
+        facts = _GraphFacts(
+            edges=self.edges,
+            extras={key: sorted(extras) for key, extras in self.extras.items()},
+            invalid=self.invalid,
+            specs={e.requirement: self.spec(e.requirement) for edges in self.edges.values() for e in edges},
+        )
+        factcache.store(cache_root(), _cache_name(snapshot), graph_key(snapshot), msgspec.to_builtins(facts))
+
+    def spec(self, requirement: str) -> str:
+        """How ``deps tree`` shows a requirement: ``[extras] specifier`` or ``any``."""
+        found = self._specs.get(requirement)
+        if found is None:
+            found = self._specs[requirement] = _spec_of(requirement)
+        return found
 
     def _holds(self, req, text: str, extra: str) -> bool:
         key = (text, extra)
@@ -187,7 +235,7 @@ class DepGraph:
             dist = self.nodes.get(key)
             item: dict = {"name": dist.name if dist else key, "version": dist.version if dist else None}
             if edge is not None:
-                item["required"] = _spec_of(edge.requirement)
+                item["required"] = self.spec(edge.requirement)
                 item["state"] = edge.state
                 if edge.via_extra:
                     item["via_extra"] = edge.via_extra
@@ -208,6 +256,61 @@ class DepGraph:
 
         keys = [normalize_name(r) for r in roots] if roots else self.roots()
         return [node(k, None, ()) for k in keys]
+
+
+def graph_key(snapshot: Snapshot) -> str:
+    """The fingerprint a graph is derived under: every distribution's name, version,
+    Requires-Dist, shadowing and problems (in sys.path order), the marker environment of the
+    checked interpreter, and the deriving code (stackcheck's version and the stat of the
+    modules that build the graph and of packaging's, so an edited checkout or an upgraded
+    packaging never reads an older graph)."""
+    import msgspec
+
+    from stackcheck import __version__, factcache
+
+    dists = [(d.name, d.version, d.requires, d.shadowed, d.problems) for d in snapshot.packages.distributions]
+    env = sorted(marker_environment(snapshot).items())
+    return factcache.digest(__version__, _code_stamp(), env, msgspec.json.encode(dists))
+
+
+@lru_cache(maxsize=1)
+def _code_stamp() -> list:
+    from importlib.util import find_spec
+
+    import stackcheck.deps.index as index_module
+    import stackcheck.requirements as requirements_module
+    import stackcheck.versions as versions_module
+
+    packaging = find_spec("packaging")  # found, not imported: an upgrade rewrites its __init__.py
+    ours = (__file__, index_module.__file__, requirements_module.__file__, versions_module.__file__)
+    out: list = []
+    for path in (*ours, packaging.origin if packaging else None):
+        try:
+            st = os.stat(path or "")
+            out.append([path, st.st_mtime_ns, st.st_size])
+        except OSError:
+            out.append([path])
+    return out
+
+
+_STATES = frozenset({"satisfied", "missing", "mismatch"})
+
+
+class _GraphFacts(msgspec.Struct):
+    """What the fact cache keeps of a graph: what a build derives from the distributions."""
+
+    edges: dict[str, list[Edge]]
+    extras: dict[str, list[str]]
+    invalid: list[tuple[str, str]]
+    specs: dict[str, str]  # requirement text → how ``deps tree`` shows it
+
+
+def _cache_name(snapshot: Snapshot) -> str:
+    """One graph file per checked interpreter (a changed environment overwrites its own)."""
+    from stackcheck import factcache
+
+    where = factcache.digest(snapshot.python.executable, snapshot.python.prefix)[:20]
+    return f"facts/depgraph-{where}.json"
 
 
 _OR = re.compile(r"\bor\b")

@@ -337,8 +337,10 @@ _NO_ENTRIES = _Listing(())
 def _distribution(location, entry, listing=_NO_ENTRIES, cache=None):
     """One dist-info / egg-info entry → a Distribution dict, parsed or from the cache."""
     stamp = cache.stamp(location, entry) if cache is not None else None
-    dist = cache.get(entry, stamp) if stamp is not None else None
+    dist = cache.get(location, entry, stamp) if stamp is not None else None
     if dist is None:
+        if stamp is not None:
+            stamp = cache.with_url(location, entry, stamp)  # taken before the files are read
         dist = _read_distribution(location, entry)
         if stamp is not None and not dist["problems"]:
             cache.put(entry, stamp, dist)
@@ -486,44 +488,51 @@ def cache_root():
     return _stackcheck_module("cachedir").cache_root()
 
 
-class _MetadataCache:
-    """Parsed metadata of one sys.path directory, kept between runs.
+# The keys of a cached entry (a Distribution dict as _read_distribution makes it).
+_LIST_KEYS = ("requires", "provides_extras", "top_level", "wheel_tags", "problems")
+_ENTRY_KEYS = frozenset(
+    _LIST_KEYS
+    + ("name", "version", "location", "metadata_dir", "installer", "requires_python", "editable")
+    + ("direct_url", "shadowed", "requested", "_top_level_txt")
+)
 
-    Reading ~160 METADATA headers and RECORD files is most of a probe's time; a dist-info
-    directory changes its own mtime when files come or go, and METADATA its mtime, size or
-    inode when rewritten, so those key an entry. The key also holds this module's own
-    stat and that of the redaction rules, so a changed probe never reads an older cache.
-    Module presence is never cached. Entries are stored redacted, in a file only its owner
-    may read (0600). ``STACKCHECK_NO_CACHE=1`` turns it off; ``STACKCHECK_CACHE_DIR`` moves it."""
+
+class _MetadataCache:
+    """Parsed metadata of one sys.path directory, kept between runs (a :mod:`stackcheck.factcache`
+    file).
+
+    Reading ~160 METADATA headers and RECORD files is most of a probe's time. An entry is keyed
+    by the stat of its dist-info directory (inode and mtime: a reinstall makes a new directory,
+    and adding, removing or renaming a file in it changes its mtime), of METADATA (inode, mtime,
+    size: a rewrite in place or by rename) and of direct_url.json (an editable install's
+    target). The file's key holds this module's own stat and that of the redaction rules, so
+    a changed probe never reads an older cache. Module presence is never cached. Entries are
+    stored redacted. ``STACKCHECK_NO_CACHE=1`` turns it off; ``STACKCHECK_CACHE_DIR`` moves it."""
 
     def __init__(self, location):
         self.entries = {}
         self.seen = {}
-        self.path = None
-        root = cache_root()
-        if root is None:
+        self.name = None
+        self.root = cache_root()
+        if self.root is None:
             return
-        import hashlib
-
-        me = os.stat(__file__)
+        facts = _stackcheck_module("factcache")
         try:
+            me = os.stat(__file__)
             rules = os.stat(_REDACTION_FILE)  # changed redaction rules: nothing older is read
         except OSError:
             return
         stamps = (me.st_mtime_ns, me.st_size, rules.st_mtime_ns, rules.st_size)
-        self.version = "%d-%d-%d-%d-%d" % ((sys.version_info[1],) + stamps)
-        digest = hashlib.sha1(os.path.realpath(location).encode("utf-8", "surrogateescape")).hexdigest()[:20]
-        self.path = os.path.join(root, "metadata", digest + ".json")
-        try:
-            with open(self.path, "rb") as fh:
-                data = json.loads(fh.read().decode("utf-8"))
-            if data.get("version") == self.version and data.get("location") == location:
-                self.entries = data["entries"]
-        except (OSError, ValueError, KeyError, AttributeError):
-            self.entries = {}
+        self.key = ["%d-%d-%d-%d-%d" % ((sys.version_info[1],) + stamps), location]
+        self.name = os.path.join("metadata", facts.digest(os.path.realpath(location))[:20] + ".json")
+        entries = facts.load(self.root, self.name, self.key)
+        self.entries = entries if isinstance(entries, dict) else {}
 
     def stamp(self, location, entry):
-        if self.path is None:
+        """The stat facts an entry is keyed by, the direct_url.json part left open (None):
+        :meth:`get` looks at that file only for entries that had one (adding or removing it
+        changes the directory's mtime)."""
+        if self.name is None:
             return None
         mdir = os.path.join(location, entry)
         meta = (
@@ -535,14 +544,28 @@ class _MetadataCache:
             d, m = os.stat(mdir), os.stat(meta)
         except OSError:
             return None
-        return [d.st_mtime_ns, m.st_mtime_ns, m.st_size, m.st_ino]
+        return [d.st_ino, d.st_mtime_ns, m.st_ino, m.st_mtime_ns, m.st_size, None]
 
-    def get(self, entry, stamp):
+    def with_url(self, location, entry, stamp):
+        """``stamp`` with the stat of the entry's direct_url.json, when it has one."""
+        try:
+            u = os.stat(os.path.join(location, entry, "direct_url.json"))
+        except OSError:
+            return stamp
+        return stamp[:5] + [[u.st_ino, u.st_mtime_ns, u.st_size]]
+
+    def get(self, location, entry, stamp):
         hit = self.entries.get(entry)
-        if hit is None or hit[0] != stamp:
+        if not isinstance(hit, list) or len(hit) != 2 or not isinstance(hit[1], dict):
             return None
-        self.seen[entry] = hit
+        if not isinstance(hit[0], list) or hit[0][:5] != stamp[:5]:
+            return None
+        if hit[0][5:] != [None] and hit[0] != self.with_url(location, entry, stamp):
+            return None
         dist = dict(hit[1])
+        if set(dist) != _ENTRY_KEYS or not all(isinstance(dist[k], list) for k in _LIST_KEYS):
+            return None  # not an entry this probe wrote: read the files again
+        self.seen[entry] = hit
         dist["problems"] = list(dist["problems"])
         return dist
 
@@ -550,19 +573,8 @@ class _MetadataCache:
         self.seen[entry] = [stamp, dict(dist, problems=list(dist["problems"]))]
 
     def save(self, location):
-        if self.path is None or self.seen == self.entries:
-            return
-        try:
-            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            tmp = "%s.%d.tmp" % (self.path, os.getpid())
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # only its owner reads it
-            if hasattr(os, "fchmod"):
-                os.fchmod(fd, 0o600)  # a stale temporary file keeps its old mode otherwise
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"version": self.version, "location": location, "entries": self.seen}, fh)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a cache that cannot be written is only slower
+        if self.name is not None and self.seen != self.entries:
+            _stackcheck_module("factcache").store(self.root, self.name, self.key, self.seen)
 
 
 def packages_facts(path_entries=None):

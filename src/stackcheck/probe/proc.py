@@ -120,12 +120,14 @@ def run(
         return Completed(None, "", "", f"cannot run {argv[0]}: {exc.strerror or exc}")
     out, err = _Capture(proc.stdout, max_output), _Capture(proc.stderr, max_output)
     timed_out = False
+    # The pipes close when the child exits (or later, when a grandchild holds them): a thread
+    # join wakes at once, where Popen.wait(timeout) polls with sleeps of up to 50 ms.
+    for capture in (out, err):
+        capture.join(max(0.0, deadline - time.monotonic()))
     try:
         proc.wait(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         timed_out = True
-    for capture in (out, err):  # a grandchild may still hold the pipes open
-        capture.join(max(0.0, deadline - time.monotonic()) if not timed_out else 0.0)
     if timed_out or out.is_alive() or err.is_alive():
         _kill_group(proc)
         for capture in (out, err):

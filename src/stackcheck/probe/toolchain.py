@@ -24,6 +24,7 @@ TOOL_TIMEOUT_S = 5.0
 _NVCC_RELEASE = re.compile(r"release\s+[\d.]+,\s+V([\d.]+)")
 CACHE_FILE = "toolchain.json"
 CACHE_ENTRIES = 64  # compilers remembered at most (oldest dropped)
+CACHE_KEY = "compiler versions by binary stat"  # entries are keyed one by one
 _COMPILER_NAME = re.compile(r"(^|[-_])(gcc|nvcc)([-_.]?[\d.]*)?(\.exe)?$")
 
 
@@ -130,17 +131,21 @@ def cached_version(path: str, question: str, ask) -> tuple[str, str]:
     """``ask()`` → (version, note), answered from the cache while the binary that ``path``
     resolves to keeps its mtime and size. Only answers with a version are kept (a timeout
     is asked again next time)."""
+    from stackcheck import factcache
+    from stackcheck.cachedir import cache_root
+
     key = _cache_key(path, question)
-    cache = _cache_file() if key else None
-    entries = _read_cache(cache) if cache else {}
+    root = cache_root() if key else None
+    found = factcache.load(root, CACHE_FILE, CACHE_KEY)
+    entries = dict(found) if isinstance(found, dict) else {}
     hit = entries.get(key) if key else None
     if isinstance(hit, list) and len(hit) == 2 and all(isinstance(x, str) for x in hit):
         return hit[0], hit[1]
     version, note = ask()
-    if cache and version:
+    if key and version:
         entries.pop(key, None)
         entries[key] = [version, note]
-        _write_cache(cache, dict(list(entries.items())[-CACHE_ENTRIES:]))
+        factcache.store(root, CACHE_FILE, CACHE_KEY, dict(list(entries.items())[-CACHE_ENTRIES:]))
     return version, note
 
 
@@ -160,37 +165,3 @@ def _cache_key(path: str, question: str) -> str | None:
     if script or not _COMPILER_NAME.search(os.path.basename(real)):
         return None
     return f"{real}|{st.st_mtime_ns}|{st.st_size}|{question}"
-
-
-def _cache_file() -> str | None:
-    from stackcheck.probe.interpreter import cache_root
-
-    root = cache_root()
-    return os.path.join(root, CACHE_FILE) if root else None
-
-
-def _read_cache(path: str) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read(1 << 20).decode("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    entries = data.get("entries") if isinstance(data, dict) else None
-    return dict(entries) if isinstance(entries, dict) else {}
-
-
-def _write_cache(path: str, entries: dict) -> None:
-    """Atomically, readable by its owner only (mode 0600); a cache that cannot be written
-    is only slower."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"entries": entries}, fh)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
