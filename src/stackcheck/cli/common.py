@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 # click-free, for the start-up path (stackcheck.cli.startup); named here as before
