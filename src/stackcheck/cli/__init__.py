@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Maintain the knowledge base: refresh its tables from the package indexes.",
     ),
     "completion": ("completion:completion", "Print the shell completion script (bash, zsh, fish)."),
+    "env": ("env:env", "Create, lock, restore and diff an environment made from a profile."),
     "mine": ("mine:mine", "Mine CI logs into verifiable rules: ingest, rules, summary, verify."),
 }
 
