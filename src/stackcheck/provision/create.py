@@ -50,6 +50,15 @@ class Outcome:
     report: Report | None = None  # the preflight of the new environment
 
 
+def interpreter(path: str, system: str) -> str:
+    """The absolute interpreter path of an environment at ``path`` on ``system`` (a Windows
+    path stays a Windows path when planned from another platform)."""
+    import ntpath
+
+    absolute = ntpath.abspath(path) if system.lower() == "windows" else os.path.abspath(path)
+    return env_paths(absolute, system)[0]
+
+
 def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
     """(interpreter, "X.Y") for ``--python``: a path, ``X.Y`` (``pythonX.Y`` on PATH) or None
     (this interpreter); its version must satisfy the profile's ``python`` specifier."""
@@ -236,7 +245,7 @@ def _new_env(installer: Installer, base: str, path: str, system: str, outcome: O
     argv = installer.venv(base, path)
     outcome.steps.append(argv)
     _run(argv, f"creating {path}", sources, progress=progress)
-    return env_paths(os.path.abspath(path), system)[0]
+    return interpreter(path, system)
 
 
 def _install(lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress):
@@ -275,7 +284,7 @@ def create(
 ) -> Outcome:
     """Make the environment of ``plan`` at ``path`` (see the module docstring)."""
     check_target(path, force=force)
-    outcome = Outcome(path=path, python=env_paths(os.path.abspath(path), plan.system)[0])
+    outcome = Outcome(path=path, python=interpreter(path, plan.system))
     say = on_step or (lambda _text: None)
     folder = Path(path) / FILES
     with _target(path, force=force):
@@ -303,7 +312,7 @@ def planned_steps(plan: Plan, path: str, installer: Installer, kernel: str | Non
     """The commands :func:`create` runs, for ``--dry-run`` (the files under DIR/stackcheck/ are
     written by stackcheck between them)."""
     folder = Path(path) / FILES
-    target = env_paths(os.path.abspath(path), plan.system)[0]
+    target = interpreter(path, plan.system)
     sources = plan.sources.with_torch(plan.torch)
     steps = [
         installer.venv(plan.python, path),
@@ -345,7 +354,7 @@ def restore(
     """Recreate the environment of ``lock`` at ``path``: the hashed pins, no resolution; then
     verify the installed set against the lock."""
     check_target(path, force=force)
-    outcome = Outcome(path=path, python=env_paths(os.path.abspath(path), system)[0], lock=lock)
+    outcome = Outcome(path=path, python=interpreter(path, system), lock=lock)
     folder = Path(path) / FILES
     with _target(path, force=force):
         target = _new_env(installer, python, path, system, outcome, sources, progress)

@@ -21,7 +21,7 @@ from packaging.specifiers import SpecifierSet
 from stackcheck.checks.context import TORCH_FAMILY
 from stackcheck.checks.torch_install import torch_index_url, torch_tag
 from stackcheck.errors import InputError, Refused
-from stackcheck.knowledge.base import Knowledge
+from stackcheck.knowledge.base import Knowledge, version
 from stackcheck.models.profile import Forbidden, Profile
 from stackcheck.models.snapshot import Snapshot, normalize_name
 
@@ -194,7 +194,8 @@ def choose_torch(
     releases = [
         r
         for r in sorted(kb.torch.releases, key=lambda r: tuple(map(int, r.torch.split("."))), reverse=True)
-        if any(spec.contains(f"{r.torch}.{p}", prereleases=True) for p in range(10))
+        if r.cuda_builds is not None  # a release the tables know only by its wheel metadata: no guess
+        and any(spec.contains(f"{r.torch}.{p}", prereleases=True) for p in range(10))
         and _python_fits(r, python)
     ]
     if not releases:
@@ -261,6 +262,10 @@ def _auto_cuda(profile, snapshot, kb, releases, system, machine) -> TorchChoice:
             why = (
                 f"torch {rel.torch} {tag}: the newest allowed build that {shown} runs and that covers {gpus}"
             )
+            need = kb.driver_requirement(cuda, system.lower()).toolkit_driver
+            have, own = version(driver), version(need or "")
+            if have is not None and own is not None and have < own:
+                why += f" (by minor-version compatibility: CUDA {cuda}'s own driver is {need})"
             return TorchChoice(tag, rel.torch, torch_index_url(tag), why)
     return _none_fits(profile, snapshot, kb, releases, driver, ccs, system, machine)
 
