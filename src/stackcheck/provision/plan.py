@@ -232,7 +232,30 @@ def choose_torch(
                 )
         names = ", ".join(r.torch for r in releases)
         raise Refused(f"--cuda {cuda}: no allowed torch release ({names}) publishes a {cuda} build")
+    if snapshot is None:
+        return _portable(profile, releases)
     return _auto_cuda(profile, snapshot, kb, releases, system, machine)
+
+
+def _portable(profile: Profile, releases) -> TorchChoice:
+    """Without machine facts (an export): PyPI's own CUDA build of the newest allowed release
+    when it fits the profile (no extra index needed), else the newest build published for it
+    (stable, experimental or index-only) that does."""
+    for rel in releases:
+        if rel.pypi_default_cuda and _torch_cuda_fits(profile, rel.pypi_default_cuda):
+            tag = torch_tag(rel.pypi_default_cuda)
+            why = f"torch {rel.torch} {tag}, PyPI's default build (no machine facts; --cuda picks another)"
+            return TorchChoice(tag, rel.torch, None, why)
+    for rel in releases:
+        for cuda in sorted(rel.all_cuda_builds, key=lambda c: tuple(map(int, c.split("."))), reverse=True):
+            if _torch_cuda_fits(profile, cuda):
+                tag = torch_tag(cuda)
+                why = f"torch {rel.torch} {tag}, the newest build the profile allows (no machine facts)"
+                return TorchChoice(tag, rel.torch, torch_index_url(tag), why)
+    raise Refused(
+        f"profile {profile.id}: no CUDA build of an allowed torch release fits torch CUDA "
+        f"{profile.gpu.torch_cuda if profile.gpu else ''}"
+    )
 
 
 def _auto_cuda(profile, snapshot, kb, releases, system, machine) -> TorchChoice:
