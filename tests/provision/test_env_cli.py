@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import msgspec
 import pytest
@@ -279,3 +280,36 @@ def test_dry_run_prints_platform_paths_and_the_exact_commands(cli_main, registry
                             "--snapshot", str(SNAPSHOTS / "cpu-laptop.json"))  # fmt: skip
     assert code == 1
     assert "needs a GPU and this machine shows no NVIDIA driver" in err
+
+
+def test_lock_for_another_python_or_platform_is_refused(cli_main, tiny_lock, tmp_path):
+    import msgspec
+
+    from stackcheck.provision.lock import load_lock
+
+    lock = load_lock(str(tiny_lock))
+    header = msgspec.structs.replace(lock.header, python="3.99", system="Windows", machine="AMD64")
+    tiny_lock.write_bytes(msgspec.structs.replace(lock, header=header).sealed().encode())
+    code, out, err = cli_main("env", "restore", str(tiny_lock), "--path", str(tmp_path / "r"), "--python",
+                              os.path.realpath(sys.executable))  # fmt: skip
+    assert (code, out) == (1, "")
+    assert err == (
+        f"stackcheck: refused: {tiny_lock}: the lock is for Python 3.99 (this interpreter is 3.11; give "
+        "--python 3.99); Windows (this machine runs Linux)\n"
+    )
+    assert not (tmp_path / "r").exists()
+
+
+def test_bad_python_option_is_one_line(cli_main, registry, tmp_path):
+    base = ["env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(tmp_path / "p")]
+    code, _, err = cli_main(*base, "--python", "three")
+    assert (code, err) == (
+        2,
+        "stackcheck: error: --python: 'three' is not X.Y (e.g. 3.12) or an interpreter path\n",
+    )
+    code, _, err = cli_main(*base, "--python", "7.77")
+    assert (code, err) == (
+        2,
+        "stackcheck: error: --python 7.77: no python7.77 on PATH (give the interpreter's path)\n",
+    )
+    assert not (tmp_path / "p").exists()

@@ -62,13 +62,14 @@ def interpreter(path: str, system: str) -> str:
 def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
     """(interpreter, "X.Y") for ``--python``: a path, ``X.Y`` (``pythonX.Y`` on PATH) or None
     (this interpreter); its version must satisfy the profile's ``python`` specifier."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     from stackcheck.notebook.interpreter import ask
 
     if want is None:
-        exe = sys.executable
-    elif os.sep in want or want.startswith("."):
+        exe = sys.executable  # this interpreter: its facts are at hand (no child process)
+        full = ".".join(map(str, sys.version_info[:3]))
+        _check_python(exe, full, spec)
+        return exe, full.rsplit(".", 1)[0]
+    if os.sep in want or want.startswith("."):
         exe = os.path.abspath(want)
     else:
         parts = want.split(".")
@@ -81,18 +82,23 @@ def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
     facts = ask(exe)
     if not facts.ran or not facts.version:
         raise InputError(f"--python: {exe} is not a working interpreter ({facts.error or 'no version'})")
-    version = ".".join(facts.version.split(".")[:2])
+    _check_python(exe, facts.version, spec)
+    return exe, ".".join(facts.version.split(".")[:2])
+
+
+def _check_python(exe: str, full_version: str, spec: str | None) -> None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     if spec:
         try:
-            ok = SpecifierSet(spec).contains(facts.version, prereleases=True)
+            ok = SpecifierSet(spec).contains(full_version, prereleases=True)
         except InvalidSpecifier:
             ok = True  # the catalog validates profiles; an odd one is not a reason to stop here
         if not ok:
             raise InputError(
-                f"--python: {exe} is Python {facts.version}; the profile needs python{spec} "
+                f"--python: {exe} is Python {full_version}; the profile needs python{spec} "
                 "(give --python X.Y)"
             )
-    return exe, version
 
 
 def check_target(path: str, *, force: bool) -> None:
