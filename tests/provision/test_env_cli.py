@@ -313,3 +313,21 @@ def test_bad_python_option_is_one_line(cli_main, registry, tmp_path):
         "stackcheck: error: --python 7.77: no python7.77 on PATH (give the interpreter's path)\n",
     )
     assert not (tmp_path / "p").exists()
+
+
+def test_index_credentials_are_never_printed(cli_main, registry, tmp_path):
+    import socket
+
+    with socket.socket() as server:  # an index that accepts connections (nothing is fetched: --dry-run)
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        url = f"http://alice:s3cr3t-token@127.0.0.1:{server.getsockname()[1]}/simple"
+        for extra in ((), ("--json",)):
+            code, out, err = cli_main(
+                "env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(tmp_path / "s"),
+                "--index-url", url, "--dry-run", *extra,
+            )  # fmt: skip
+            assert code == 0, err
+            assert "s3cr3t-token" not in out + err
+            assert "alice" not in out + err
+            assert f"http://<redacted>@127.0.0.1:{server.getsockname()[1]}/simple" in out

@@ -137,6 +137,7 @@ def create(
     from stackcheck.provision.create import create as make
     from stackcheck.provision.installer import choose_installer
     from stackcheck.provision.plan import env_paths
+    from stackcheck.redaction import redact_argv
     from stackcheck.shellcmd import command
 
     if not profile_id:
@@ -161,11 +162,11 @@ def create(
         "installer": tool.name,
         "torch": {"build": plan.torch.tag, "release": plan.torch.release, "index_url": plan.torch.index_url,
                   "why": plan.torch.why},
-        "sources": plan.sources.with_torch(plan.torch).args(),
+        "sources": redact_argv(plan.sources.with_torch(plan.torch).args()),
         "warnings": warnings,
     }  # fmt: skip
     if dry_run:
-        steps = [command(*s) for s in planned_steps(plan, path, tool, kernel)]
+        steps = [command(*redact_argv(s)) for s in planned_steps(plan, path, tool, kernel)]
         if as_json:
             emit_json({**summary, "dry_run": True, "commands": steps})
             return
@@ -180,7 +181,7 @@ def create(
     report = outcome.report
     assert report is not None  # create judges the environment it made
     if as_json:
-        emit_json({**summary, "commands": [command(*s) for s in outcome.steps],
+        emit_json({**summary, "commands": [command(*redact_argv(s)) for s in outcome.steps],
                    "packages": len(outcome.lock.packages) if outcome.lock else 0,
                    "kernel": getattr(outcome.kernel, "path", None), "verdict": report.verdict})  # fmt: skip
     else:
@@ -223,9 +224,10 @@ def _print_plan(summary: dict) -> None:
 @_facts_option
 @_sources_options
 @click.option("-o", "--output", metavar="FILE", help="Write the lock to FILE (atomically) instead of stdout.")
+@json_option
 def lock(
     profile_id, registry, python, cuda, snapshot_file, index_url, extra_index_urls, find_links, no_index,
-    installer, output,
+    installer, output, as_json,
 ) -> None:  # fmt: skip
     """Resolve a profile into a lock: exact versions, hashes and sources, valid for this
     platform, Python and torch build (named in its header). Nothing is installed."""
@@ -241,16 +243,21 @@ def lock(
     sources, warnings = _sources(index_url, extra_index_urls, find_links, no_index)
     _warn(warnings)
     plan = _plan(profile_id, registry, python, cuda, snapshot_file, sources)
-    data = lock_plan(plan, choose_installer(installer), progress=True).encode()
-    if output is None:
+    locked = lock_plan(plan, choose_installer(installer), progress=not as_json)
+    data = locked.encode()
+    if output is None:  # the lock itself is JSON (--json changes nothing here)
         click.echo(data.decode(), nl=False)
         return
     from stackcheck.fileio import atomic_write, cannot_write
 
     try:
-        click.echo(str(atomic_write(output, data)))
+        written = str(atomic_write(output, data))
     except OSError as exc:
         raise cannot_write(output, "lock", exc) from None
+    if as_json:
+        emit_json({"path": written, "profile": locked.header.profile, "packages": len(locked.packages)})
+    else:
+        click.echo(written)
 
 
 @env.command()

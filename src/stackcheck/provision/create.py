@@ -158,9 +158,12 @@ def _run(argv: list[str], what: str, sources: Sources, *, progress: bool) -> str
             (ln for ln in reversed(lines) if "error" in ln.lower() or "×" in ln), lines[-1] if lines else ""
         )
         from stackcheck.identifiers import printable
+        from stackcheck.redaction import redact_argv, redact_text
         from stackcheck.shellcmd import command
 
-        raise Refused(f"{what} failed ({printable(detail)[:300]}): {command(*argv)}")
+        # an index URL may carry a token: neither the installer's words nor the command show it
+        shown = redact_text(printable(detail)[:300])
+        raise Refused(f"{what} failed ({shown}): {command(*redact_argv(argv))}")
     return done.stdout
 
 
