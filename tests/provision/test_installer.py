@@ -11,6 +11,7 @@ from stackcheck.errors import InputError
 from stackcheck.provision.installer import (
     Installer,
     check_sources,
+    check_torch_index,
     merge_sources,
     parse_pip_report,
     parse_uv_compile,
@@ -164,3 +165,29 @@ def test_install_steps_never_pass_constraints_or_resolve():
         "--disable-pip-version-check", "-r", "/e/pins.txt", "--no-index", "--find-links", "/wh",
         "--trusted-host", "h",
     ]  # fmt: skip
+
+
+def test_unreachable_torch_index_is_dropped_with_a_warning():
+    from stackcheck.provision.plan import Plan, TorchChoice
+
+    torch = TorchChoice("cu126", "2.14", "https://download.pytorch.org/whl/cu126", "torch 2.14 cu126")
+    plan = Plan(
+        profile=None, digest="", python="", python_version="3.12", system="Linux", machine="x86_64",
+        torch=torch, sources=Sources(index_url="https://mirror.example/simple"),
+    )  # type: ignore[arg-type]  # fmt: skip
+    warnings = check_torch_index(plan, connect=_refuse)
+    assert warnings == [
+        "torch index https://download.pytorch.org/whl/cu126: unreachable (cannot connect to "
+        "download.pytorch.org:443 (Connection refused)); skipped, torch comes from the other sources"
+    ]
+    assert plan.torch.index_url is None
+    assert (
+        plan.torch.why == "torch 2.14 cu126 (its index https://download.pytorch.org/whl/cu126 is unreachable)"
+    )
+    assert plan.sources.with_torch(plan.torch).args() == ["--index-url", "https://mirror.example/simple"]
+    reachable = Plan(
+        profile=None, digest="", python="", python_version="3.12", system="Linux", machine="x86_64",
+        torch=torch, sources=Sources(),
+    )  # type: ignore[arg-type]  # fmt: skip
+    assert check_torch_index(reachable, connect=lambda h, p, t: None) == []
+    assert reachable.torch is torch

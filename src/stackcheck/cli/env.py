@@ -84,9 +84,13 @@ def _plan(profile_id, registry, python, cuda, snapshot_file, sources):
 
         facts = obtain(sections=("platform", "accelerators"))
     exe, version = find_python(python, profile.python)
-    return make_plan(
+    plan = make_plan(
         profile, facts, load_knowledge(), python=exe, python_version=version, cuda=cuda, sources=sources
     )
+    from stackcheck.provision.installer import check_torch_index
+
+    _warn(check_torch_index(plan))
+    return plan
 
 
 def _warn(lines) -> None:

@@ -23,9 +23,16 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from stackcheck.errors import InputError, Refused
 from stackcheck.models.snapshot import normalize_name
 from stackcheck.provision.lock import LockedPackage
-from stackcheck.provision.plan import Sources
+from stackcheck.provision.plan import Plan, Sources
 
-__all__ = ["Installer", "check_sources", "choose_installer", "merge_sources", "pip_config"]
+__all__ = [
+    "Installer",
+    "check_sources",
+    "check_torch_index",
+    "choose_installer",
+    "merge_sources",
+    "pip_config",
+]
 
 _KEYS = {
     "index-url": "index_url",
@@ -173,6 +180,22 @@ def check_sources(sources: Sources, *, connect=_connect, timeout: float = 3.0) -
         kept = replace(kept, index_url=kept.extra_index_urls[0], extra_index_urls=kept.extra_index_urls[1:])
         kept = replace(kept, no_index=False)
     return kept, warnings
+
+
+def check_torch_index(plan: Plan, *, connect=_connect, timeout: float = 3.0) -> list[str]:
+    """A warning (and the torch index dropped from ``plan``) when the chosen torch index cannot
+    be reached while other sources can: torch then comes from them, maybe as another build,
+    which the preflight of the new environment judges."""
+    url = plan.torch.index_url
+    if not url or plan.sources.no_index:
+        return []
+    why = _unreachable(url, connect, timeout)
+    if why is None:
+        return []
+    plan.torch = replace(
+        plan.torch, index_url=None, why=plan.torch.why + f" (its index {url} is unreachable)"
+    )
+    return [f"torch index {url}: unreachable ({why}); skipped, torch comes from the other sources"]
 
 
 def redact_url(url: str) -> str:
