@@ -15,7 +15,7 @@ run of each first. Each environment is removed after its run, outside the timing
 Budget (issue 15): stackcheck's overhead over plain uv <= 10 %. Ratios are withheld (NOISY,
 exit 3) when the machine was too busy; see _refenv.MAX_SPREAD.
 
-Usage: python benchmarks/bench_env.py [--runs N] [--force]
+Usage: python benchmarks/bench_env.py [--runs N] [--no-pip] [--force]
 """
 
 from __future__ import annotations
@@ -97,12 +97,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     bench_arguments(parser)
     parser.add_argument("--runs", type=int, default=5, help="interleaved runs per command (default 5)")
+    parser.add_argument("--no-pip", action="store_true", help="only the uv pair (pip's installs take ~20 s)")
     args = parser.parse_args()
     bench = Bench(force=args.force)
     with tempfile.TemporaryDirectory(prefix="stackcheck-bench-env-") as tmp:
         work = Path(tmp)
         house, registry, reqs, env = setup(work)
         cases = commands(house, registry, reqs)
+        if args.no_pip:
+            cases = {k: v for k, v in cases.items() if "pip" not in k}
         print(
             f"wheelhouse: {TORCH_WHEEL.name} + {len(TORCH_DEPS) + 1} tiny wheels; "
             f"{args.runs} interleaved runs"
@@ -125,7 +128,6 @@ def main() -> None:
     for label, s in stats.items():
         print(f"  {label:<18} {s['median']:7.2f}s [{s['min']:.2f}-{s['max']:.2f}]")
     uv_x = stats["stackcheck (uv)"]["median"] / stats["plain uv"]["median"]
-    pip_x = stats["stackcheck (pip)"]["median"] / stats["plain pip"]["median"]
     print("\nbudgets (wall, medians):")
     print(
         bench.line(
@@ -136,13 +138,15 @@ def main() -> None:
             uv_x <= 1.10,
         )
     )
-    print(
-        bench.line(
-            "stackcheck (pip) / plain pip",
-            f"{pip_x:6.2f}x (overhead {100 * (pip_x - 1):+.0f} %)",
-            ("stackcheck (pip)", "plain pip"),
+    if "plain pip" in stats:
+        pip_x = stats["stackcheck (pip)"]["median"] / stats["plain pip"]["median"]
+        print(
+            bench.line(
+                "stackcheck (pip) / plain pip",
+                f"{pip_x:6.2f}x (overhead {100 * (pip_x - 1):+.0f} %)",
+                ("stackcheck (pip)", "plain pip"),
+            )
         )
-    )
     bench.finish()
 
 

@@ -316,18 +316,32 @@ def test_bad_python_option_is_one_line(cli_main, registry, tmp_path):
 
 
 def test_index_credentials_are_never_printed(cli_main, registry, tmp_path):
-    import socket
+    url = "http://alice:s3cr3t-token@127.0.0.1:9/simple"  # --dry-run contacts nothing
+    for extra in ((), ("--json",)):
+        code, out, err = cli_main(
+            "env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(tmp_path / "s"),
+            "--index-url", url, "--extra-index-url", url.replace("simple", "extra"), "--dry-run", *extra,
+        )  # fmt: skip
+        assert code == 0, err
+        assert "s3cr3t-token" not in out + err
+        assert "alice" not in out + err
+        assert "http://<redacted>@127.0.0.1:9/simple" in out
+        assert "http://<redacted>@127.0.0.1:9/extra" in out
+    assert not (tmp_path / "s").exists()
 
-    with socket.socket() as server:  # an index that accepts connections (nothing is fetched: --dry-run)
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        url = f"http://alice:s3cr3t-token@127.0.0.1:{server.getsockname()[1]}/simple"
-        for extra in ((), ("--json",)):
-            code, out, err = cli_main(
-                "env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(tmp_path / "s"),
-                "--index-url", url, "--dry-run", *extra,
-            )  # fmt: skip
-            assert code == 0, err
-            assert "s3cr3t-token" not in out + err
-            assert "alice" not in out + err
-            assert f"http://<redacted>@127.0.0.1:{server.getsockname()[1]}/simple" in out
+
+def test_installer_failure_is_one_line_without_credentials():
+    from stackcheck.errors import Refused
+    from stackcheck.provision.create import _run
+    from stackcheck.provision.plan import Sources
+
+    url = "https://alice:s3cr3t-token@mirror.example/simple"
+    fail = f"import sys; sys.stderr.write('note: retrying\\nerror: cannot reach {url}\\n'); sys.exit(1)"
+    with pytest.raises(Refused) as exc:
+        _run([sys.executable, "-c", fail, "--index-url", url], "resolving P", Sources(), progress=False)
+    message = str(exc.value)
+    assert message.startswith(
+        "resolving P failed (error: cannot reach https://<redacted>@mirror.example/simple): "
+    )
+    assert message.endswith(" --index-url 'https://<redacted>@mirror.example/simple'")
+    assert "s3cr3t" not in message and "alice" not in message and "\n" not in message

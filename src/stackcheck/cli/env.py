@@ -54,8 +54,9 @@ _facts_option = click.option(
 )
 
 
-def _sources(index_url, extra_index_urls, find_links, no_index):
-    """Explicit options over the user's pip configuration; unreachable ones skipped (warned)."""
+def _sources(index_url, extra_index_urls, find_links, no_index, *, check: bool = True):
+    """Explicit options over the user's pip configuration; unreachable ones skipped (warned)
+    unless ``check`` is off (``--dry-run`` contacts nothing)."""
     from stackcheck.provision.installer import check_sources, merge_sources, pip_config
 
     merged = merge_sources(
@@ -65,10 +66,10 @@ def _sources(index_url, extra_index_urls, find_links, no_index):
         find_links=tuple(find_links),
         no_index=no_index,
     )
-    return check_sources(merged)
+    return check_sources(merged) if check else (merged, [])
 
 
-def _plan(profile_id, registry, python, cuda, snapshot_file, sources):
+def _plan(profile_id, registry, python, cuda, snapshot_file, sources, *, check: bool = True):
     from stackcheck.catalog import load_catalog
     from stackcheck.knowledge import load_knowledge
     from stackcheck.provision.create import find_python
@@ -80,16 +81,17 @@ def _plan(profile_id, registry, python, cuda, snapshot_file, sources):
 
         facts = load_snapshot(snapshot_file)
     else:
-        from stackcheck.environment import obtain
+        from stackcheck.provision.create import machine_facts
 
-        facts = obtain(sections=("platform", "accelerators"))
+        facts = machine_facts()
     exe, version = find_python(python, profile.python)
     plan = make_plan(
         profile, facts, load_knowledge(), python=exe, python_version=version, cuda=cuda, sources=sources
     )
     from stackcheck.provision.installer import check_torch_index
 
-    _warn(check_torch_index(plan))
+    if check:
+        _warn(check_torch_index(plan))
     return plan
 
 
@@ -119,7 +121,9 @@ def env() -> None:
 @_python_option
 @_cuda_option
 @click.option("--kernel", metavar="NAME", help="Also register a Jupyter kernel NAME for it.")
-@click.option("--dry-run", is_flag=True, help="Print the plan and the exact commands; change nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Print the plan and the exact commands; change and contact nothing."
+)
 @click.option("--force", is_flag=True, help="Replace an existing environment at DIR.")
 @_facts_option
 @_sources_options
@@ -151,9 +155,9 @@ def create(
 
         require(kernel, "--kernel")
     check_target(path, force=force)  # before any work: a bad target costs nothing
-    sources, warnings = _sources(index_url, extra_index_urls, find_links, no_index)
+    sources, warnings = _sources(index_url, extra_index_urls, find_links, no_index, check=not dry_run)
     _warn(warnings)
-    plan = _plan(profile_id, registry, python, cuda, snapshot_file, sources)
+    plan = _plan(profile_id, registry, python, cuda, snapshot_file, sources, check=not dry_run)
     tool = choose_installer(installer)
     interpreter, activate = env_paths(path, plan.system)
     summary = {
@@ -286,9 +290,9 @@ def restore(
     lock = load_lock(lock_file)
     check_target(path, force=force)
     exe, version = find_python(python or _python_for(lock.header.python), None)
-    from stackcheck.environment import obtain
+    from stackcheck.provision.create import machine_facts
 
-    facts = obtain(sections=("platform",))
+    facts = machine_facts()
     misfit = lock_fits(lock, python=version, system=facts.platform.system, machine=facts.platform.machine)
     if misfit:
         raise Refused(f"{lock_file}: the lock is for " + "; ".join(misfit))

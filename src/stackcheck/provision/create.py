@@ -27,7 +27,7 @@ from pathlib import Path
 
 from stackcheck.errors import InputError, Refused
 from stackcheck.models.finding import Report
-from stackcheck.models.snapshot import normalize_name
+from stackcheck.models.snapshot import Snapshot, normalize_name
 from stackcheck.notebook.register import Registration
 from stackcheck.provision.installer import Installer, child_env
 from stackcheck.provision.lock import Lock, LockedPackage, LockHeader, drift, installed_versions
@@ -57,6 +57,14 @@ def interpreter(path: str, system: str) -> str:
 
     absolute = ntpath.abspath(path) if system.lower() == "windows" else os.path.abspath(path)
     return env_paths(absolute, system)[0]
+
+
+def machine_facts() -> Snapshot:
+    """What a plan needs of this machine: its platform and accelerators (the interpreter and its
+    packages are not probed: the new environment's are, after the install)."""
+    from stackcheck.probe import accelerators, platform
+
+    return Snapshot(platform=platform.collect(), accelerators=accelerators.collect())
 
 
 def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
