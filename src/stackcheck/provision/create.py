@@ -318,7 +318,8 @@ def create(
         if kernel:
             from stackcheck.notebook.register import register
 
-            outcome.kernel = register(name=kernel, python=target, force=force)
+            # --force replaces the environment, not another environment's kernel of that name
+            outcome.kernel = register(name=kernel, python=target)
     from stackcheck.judge import judge
 
     outcome.report = judge(snap, command="preflight", profile=plan.profile)
