@@ -191,3 +191,18 @@ def test_unreachable_torch_index_is_dropped_with_a_warning():
     )  # type: ignore[arg-type]  # fmt: skip
     assert check_torch_index(reachable, connect=lambda h, p, t: None) == []
     assert reachable.torch is torch
+
+
+def test_certificate_reaches_both_installers(monkeypatch):
+    from stackcheck.provision.installer import child_env
+
+    sources = Sources(cert="/etc/ca.pem", index_url="https://mirror.example/simple")
+    pip = Installer("pip").install_argv("/e/bin/python", "/e/pins.txt", sources)
+    assert pip[-2:] == ["--cert", "/etc/ca.pem"]
+    uv = Installer("uv", "/bin/uv").install_argv("/e/bin/python", "/e/pins.txt", sources)
+    assert "--cert" not in uv  # uv takes it from the environment
+    assert child_env(sources)["SSL_CERT_FILE"] == "/etc/ca.pem"
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    env = child_env(Sources())
+    assert "SSL_CERT_FILE" not in env and "PYTHONPATH" not in env
