@@ -4,8 +4,9 @@
 fills, so a registry refuses it. An export is the same resolution flattened into an entry a
 registry accepts: ``extends`` and ``layers`` dropped (the layers are merged in), fields at
 their defaults left out, in a registry that keeps the built-in catalog beneath it (a
-``forbidden`` entry's ``use_instead`` names a built-in profile). The registry format is the
-only one so far; requirements / pyproject / conda / pixi exports are for later.
+``forbidden`` entry's ``use_instead`` names a built-in profile). The requirements / pyproject /
+conda / pixi exports need the torch build from the knowledge tables: they live in
+:mod:`stackcheck.provision.export`.
 """
 
 from __future__ import annotations

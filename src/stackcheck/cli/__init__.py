@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "completion": ("completion:completion", "Print the shell completion script (bash, zsh, fish)."),
     "artifact": ("artifact:artifact", "Check adapters, checkpoints and tokenizers before they are loaded."),
+    "env": ("env:env", "Create, lock, restore and diff an environment made from a profile."),
     "mine": ("mine:mine", "Mine CI logs into verifiable rules: ingest, rules, summary, verify."),
     "report": ("report:report", "Write the HTML review page: matrix, ledger, measured metrics, rules."),
     "fleet": ("fleet:fleet", "Judge every rank of a multi-GPU / multi-node job together: skew, collectives."),

@@ -84,17 +84,29 @@ def show(profile_id: str, registry: str | None, raw: bool, as_json: bool) -> Non
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["registry"]),
+    type=click.Choice(["registry", "requirements", "pyproject", "conda", "pixi"]),
     default="registry",
     show_default=True,
     help="registry: a registry file (--registry FILE, requirements/environment-profiles.json) "
-    "holding the profiles.",
+    "holding the profiles; requirements (pip), pyproject (a uv project), conda (environment.yml), "
+    "pixi (pixi.toml): one profile, with its torch index in that format's own way.",
+)
+@click.option(
+    "--cuda",
+    default="auto",
+    show_default=True,
+    metavar="auto|cpu|cuNNN",
+    help="The torch build of a requirements/pyproject/conda/pixi export (auto: CPU for a CPU profile, "
+    "else PyPI's default CUDA build when the profile allows it).",
 )
 @click.option(
     "-o", "--output", metavar="FILE", help="Write to FILE (atomically) and print its path, instead of stdout."
 )
-def export(profile_ids: tuple[str, ...], registry: str | None, fmt: str, output: str | None) -> None:
-    """Export resolved profiles as a registry entry that --registry accepts.
+def export(
+    profile_ids: tuple[str, ...], registry: str | None, fmt: str, cuda: str, output: str | None
+) -> None:
+    """Export resolved profiles as a registry entry that --registry accepts, or one profile
+    as a requirements file, a uv pyproject.toml, a conda environment.yml or a pixi.toml.
 
     Each profile is flattened: its layers merged in, `extends` and `layers` left out. The
     registry keeps the built-in catalog beneath it (profiles it names in `use_instead`).
@@ -103,16 +115,23 @@ def export(profile_ids: tuple[str, ...], registry: str | None, fmt: str, output:
     Examples:
       stackcheck profiles export TRAIN-CPU -o requirements/environment-profiles.json
       stackcheck profiles export PT-SFT-CUDA > ours.json && stackcheck profiles validate ours.json
+      stackcheck profiles export TRAIN-CPU --format requirements -o requirements.txt
+      stackcheck profiles export PT-SFT-CUDA --format conda --cuda cu126 -o environment.yml
     """
     import msgspec
 
     from stackcheck.catalog import load_catalog
-    from stackcheck.catalog.export import export_registry
     from stackcheck.redaction import redact_value
 
-    # a requirement may name a private index with its credentials: they never leave the process
-    doc = redact_value(export_registry(load_catalog(registry), list(profile_ids)))
-    data = msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n"
+    catalog = load_catalog(registry)
+    if fmt != "registry":
+        data = _export_format(catalog, profile_ids, fmt, cuda).encode()
+    else:
+        from stackcheck.catalog.export import export_registry
+
+        # a requirement may name a private index with its credentials: they never leave the process
+        doc = redact_value(export_registry(catalog, list(profile_ids)))
+        data = msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n"
     if output is None:
         click.echo(data.decode(), nl=False)
         return
@@ -122,6 +141,21 @@ def export(profile_ids: tuple[str, ...], registry: str | None, fmt: str, output:
         click.echo(str(atomic_write(output, data)))
     except OSError as exc:
         raise cannot_write(output, "profile registry", exc) from None
+
+
+def _export_format(catalog, profile_ids: tuple[str, ...], fmt: str, cuda: str) -> str:
+    from stackcheck.errors import InputError
+    from stackcheck.knowledge import load_knowledge
+    from stackcheck.provision.export import export_profile
+    from stackcheck.provision.plan import choose_torch
+    from stackcheck.redaction import redact_value
+
+    if len(profile_ids) != 1:
+        raise InputError(f"--format {fmt}: exports one profile (got {len(profile_ids)})")
+    profile = catalog.get(profile_ids[0])
+    choice = choose_torch(profile, None, load_knowledge(), cuda)
+    # a requirement may name a private index with its credentials: they never leave the process
+    return export_profile(redact_value(profile), choice, fmt)
 
 
 @profiles.command()

@@ -1119,27 +1119,52 @@ def multi_gpu_8xa100() -> dict:
     )
 
 
-def v100_cu130() -> dict:
-    root = "/home/lab/.venvs/new"
+def pypi_torch213_workstation(
+    name: str, captured: str, home: str, root: str, kernel: str, cpu: tuple, driver: tuple, card: dict
+) -> dict:
+    """Ubuntu 24.04 with a venv of PyPI's default torch 2.13.0 (the CUDA 13.0 build) and the
+    2026 HF stack; ``cpu``: (model, cores, memory GiB, /dev/shm GiB); ``driver``: (version, CUDA)."""
     site = f"{root}/lib/python3.12/site-packages"
     dists = install(site, common_py_deps("cp312") + torch_213("cp312", cuda=True) + hf_2026("cp312"))
     return snapshot(
-        "v100-cu130",
-        "2026-11-24T16:30:02Z",
+        name,
+        captured,
         python=venv_python("3.12.3", root, "/usr"),
         dists=dists,
-        platform=ubuntu(
-            "24.04", "6.8.0-85-generic", "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz", 40, 376.6, 188.3, "2.39"
-        ),
-        accelerators=nvidia(
-            "580.95.05",
-            "13.0",
-            [gpu(0, "Tesla V100-PCIE-16GB", 16384, "7.0", "3c8d1e2f-5a6b-7c8d-9e0f-1a2b3c4d5e6f")],
-        ),
+        platform=ubuntu("24.04", kernel, *cpu, "2.39"),
+        accelerators=nvidia(*driver, [card]),
         torch=torch_section("2.13.0", "13.0", site, "cf30153c4c131c8164ee7798e5022d810682e2cb"),
         toolchain_=toolchain(None, ("/usr/bin/gcc", "13.3.0")),
-        kernels_=kernels(data_dirs=jupyter_dirs("/home/lab", root)),
+        kernels_=kernels(data_dirs=jupyter_dirs(home, root)),
         env_=env({"PATH": f"{root}/bin:/usr/local/bin:/usr/bin:/bin", "VIRTUAL_ENV": root}),
+    )
+
+
+def v100_cu130() -> dict:
+    return pypi_torch213_workstation(
+        "v100-cu130",
+        "2026-11-24T16:30:02Z",
+        "/home/lab",
+        "/home/lab/.venvs/new",
+        "6.8.0-85-generic",
+        ("Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz", 40, 376.6, 188.3),
+        ("580.95.05", "13.0"),
+        gpu(0, "Tesla V100-PCIE-16GB", 16384, "7.0", "3c8d1e2f-5a6b-7c8d-9e0f-1a2b3c4d5e6f"),
+    )
+
+
+def rtx5090_drv570() -> dict:
+    """A Blackwell workstation (RTX 5090, sm_120) on a 570 driver (CUDA 12.8) with PyPI's
+    default torch 2.13.0 (a CUDA 13.0 build this driver cannot run)."""
+    return pypi_torch213_workstation(
+        "rtx5090-drv570",
+        "2026-11-28T09:12:44Z",
+        "/home/dev",
+        "/home/dev/proj/.venv",
+        "6.8.0-88-generic",
+        ("AMD Ryzen 9 9950X 16-Core Processor", 32, 124.9, 62.4),
+        ("570.153.02", "12.8"),
+        gpu(0, "NVIDIA GeForce RTX 5090", 32607, "12.0", "5b0c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d"),
     )
 
 
@@ -1377,6 +1402,7 @@ MACHINES = {
     "old-driver-470-cu121": old_driver_470,
     "multi-gpu-8xa100": multi_gpu_8xa100,
     "v100-cu130": v100_cu130,
+    "rtx5090-drv570": rtx5090_drv570,
     "ros-polluted": ros_polluted,
     "vllm-011-h100": vllm_011_h100,
 }

@@ -1,0 +1,154 @@
+"""`stackcheck env create` against the same install done directly with uv and with pip.
+
+One wheelhouse (the torch 2.13.0 CPU wheel this machine has, plus tiny stand-ins for torch's
+dependencies, built by tests/provision/conftest.py's helper), one profile (torch==2.13.0 and a
+tiny package on top of BASE-CPU), everything offline (``--no-index --find-links``), runs
+interleaved so machine noise hits every command alike; uv's cache is shared and warmed by one
+run of each first. Each environment is removed after its run, outside the timing.
+
+  stackcheck (uv)   stackcheck env create (plan, resolve, forbidden check, hashed install,
+                    verify, preflight of the new environment)
+  plain uv          uv venv DIR && uv pip install --python DIR/bin/python -r reqs
+  stackcheck (pip)  stackcheck env create --installer pip
+  plain pip         python -m venv DIR && DIR/bin/python -m pip install -r reqs
+
+Budget (issue 15): stackcheck's overhead over plain uv <= 10 %. Ratios are withheld (NOISY,
+exit 3) when the machine was too busy; see _refenv.MAX_SPREAD.
+
+Usage: python benchmarks/bench_env.py [--runs N] [--no-pip] [--force]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT))
+from _refenv import Bench, bench_arguments  # noqa: E402
+
+from tests.provision.conftest import TORCH_DEPS, TORCH_WHEEL, UV, make_wheel  # noqa: E402
+
+PY = sys.executable
+STACKCHECK = str(Path(sys.executable).with_name("stackcheck"))
+PROFILE = {"id": "BENCH-TORCH", "extends": ["BASE-CPU"], "requirements": ["torch==2.13.0", "tinyutil<2"]}
+
+
+def setup(work: Path) -> tuple[Path, Path, Path, dict[str, str]]:
+    house = work / "wheelhouse"
+    house.mkdir()
+    for name, (version, reqs) in TORCH_DEPS.items():
+        make_wheel(house, name, version, reqs)
+    make_wheel(house, "tinyutil", "1.0")
+    os.symlink(TORCH_WHEEL, house / TORCH_WHEEL.name)
+    registry = work / "registry.json"
+    registry.write_text(json.dumps({"schema_version": "1.0", "profiles": [PROFILE]}))
+    reqs = work / "requirements.txt"
+    reqs.write_text("torch==2.13.0\ntinyutil<2\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "VIRTUAL_ENV"))}
+    env.update(
+        PIP_CONFIG_FILE=os.devnull,
+        XDG_CONFIG_DIRS=str(work / "xdg"),
+        UV_CACHE_DIR=str(work / "uv-cache"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PATH=f"{Path(UV).parent}{os.pathsep}{os.environ['PATH']}",
+    )
+    return house, registry, reqs, env
+
+
+def commands(house: Path, registry: Path, reqs: Path) -> dict:
+    offline = ["--no-index", "--find-links", str(house)]
+    create = [STACKCHECK, "env", "create", "--registry", str(registry), "-p", PROFILE["id"], *offline]
+
+    def sc(installer: str):
+        return lambda d: [*create, "--installer", installer, "--path", d]
+
+    def plain_uv(d: str) -> list[str]:
+        py = f"{d}/bin/python"
+        script = (
+            f"{UV} venv -q --python {PY} {d} && {UV} pip install -q --python {py} "
+            f"--no-index --find-links {house} -r {reqs}"
+        )
+        return ["sh", "-c", script]
+
+    def plain_pip(d: str) -> list[str]:
+        script = (
+            f"{PY} -m venv {d} && {d}/bin/python -m pip install -q --no-index --find-links {house} -r {reqs}"
+        )
+        return ["sh", "-c", script]
+
+    return {
+        "stackcheck (uv)": sc("uv"),
+        "plain uv": plain_uv,
+        "stackcheck (pip)": sc("pip"),
+        "plain pip": plain_pip,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    bench_arguments(parser)
+    parser.add_argument("--runs", type=int, default=5, help="interleaved runs per command (default 5)")
+    parser.add_argument("--no-pip", action="store_true", help="only the uv pair (pip's installs take ~20 s)")
+    args = parser.parse_args()
+    bench = Bench(force=args.force)
+    with tempfile.TemporaryDirectory(prefix="stackcheck-bench-env-") as tmp:
+        work = Path(tmp)
+        house, registry, reqs, env = setup(work)
+        cases = commands(house, registry, reqs)
+        if args.no_pip:
+            cases = {k: v for k, v in cases.items() if "pip" not in k}
+        print(
+            f"wheelhouse: {TORCH_WHEEL.name} + {len(TORCH_DEPS) + 1} tiny wheels; "
+            f"{args.runs} interleaved runs"
+        )
+        print(bench.load("at start"))
+        samples: dict[str, list[float]] = {k: [] for k in cases}
+        for i in range(-1, args.runs):  # -1: the warm-up (fills uv's cache)
+            for label, argv_of in cases.items():
+                target = str(work / f"env-{i}-{label.split()[-1].strip('()')}-{label[0]}")
+                t0 = time.perf_counter()
+                done = subprocess.run(argv_of(target), env=env, capture_output=True, text=True)
+                elapsed = time.perf_counter() - t0
+                if done.returncode != 0:
+                    sys.exit(f"{label} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+                shutil.rmtree(target)
+                if i >= 0:
+                    samples[label].append(elapsed)
+        print(bench.load("at end"))
+    stats = {label: bench.add(label, values) for label, values in samples.items()}
+    for label, s in stats.items():
+        print(f"  {label:<18} {s['median']:7.2f}s [{s['min']:.2f}-{s['max']:.2f}]")
+    uv_x = stats["stackcheck (uv)"]["median"] / stats["plain uv"]["median"]
+    print("\nbudgets (wall, medians):")
+    print(
+        bench.line(
+            "stackcheck (uv) / plain uv",
+            f"{uv_x:6.2f}x (overhead {100 * (uv_x - 1):+.0f} %)",
+            ("stackcheck (uv)", "plain uv"),
+            "budget <= 1.10x",
+            uv_x <= 1.10,
+        )
+    )
+    if "plain pip" in stats:
+        pip_x = stats["stackcheck (pip)"]["median"] / stats["plain pip"]["median"]
+        print(
+            bench.line(
+                "stackcheck (pip) / plain pip",
+                f"{pip_x:6.2f}x (overhead {100 * (pip_x - 1):+.0f} %)",
+                ("stackcheck (pip)", "plain pip"),
+            )
+        )
+    bench.finish()
+
+
+if __name__ == "__main__":
+    main()

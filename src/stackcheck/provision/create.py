@@ -1,0 +1,403 @@
+"""The steps of ``env create``, ``env lock`` and ``env restore``, one after the other:
+
+1. make the environment (``uv venv`` / ``python -m venv``);
+2. resolve the plan's requirements and constraints into exact pins with hashes (``uv pip
+   compile`` / ``pip install --dry-run --report``), without installing anything;
+3. refuse the plan when the resolution holds a package the profile forbids (naming the chain
+   of requirements that pulls it in);
+4. install exactly the hashed pins (``uv pip sync`` / ``pip install --no-deps --require-hashes``),
+   the same step a restore runs from a lock;
+5. verify the installed set against the pins, register the kernel, run the preflight.
+
+A failure at any step removes what this run created (nothing half-created is left behind).
+The files the steps read and write live in ``DIR/stackcheck/`` (the lock among them, so
+``env diff DIR/stackcheck/lock.json`` works later).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stackcheck.errors import InputError, Refused
+from stackcheck.models.finding import Report
+from stackcheck.models.snapshot import Snapshot, normalize_name
+from stackcheck.notebook.register import Registration
+from stackcheck.provision.installer import Installer, child_env
+from stackcheck.provision.lock import Lock, LockedPackage, LockHeader, drift, installed_versions
+from stackcheck.provision.plan import Plan, Sources, env_paths
+
+__all__ = ["Outcome", "check_target", "create", "find_python", "forbidden_chains", "lock_plan", "restore"]
+
+STEP_TIMEOUT = 3600.0  # an install of a CUDA torch stack downloads gigabytes
+FILES = "stackcheck"  # DIR/stackcheck/: the plan's inputs, the pins and the lock
+
+
+@dataclass
+class Outcome:
+    path: str
+    python: str  # the new environment's interpreter
+    steps: list[list[str]] = field(default_factory=list)  # every command run (or, dry: to run)
+    lock: Lock | None = None
+    warnings: list[str] = field(default_factory=list)
+    kernel: Registration | None = None
+    report: Report | None = None  # the preflight of the new environment
+
+
+def interpreter(path: str, system: str) -> str:
+    """The absolute interpreter path of an environment at ``path`` on ``system`` (a Windows
+    path stays a Windows path when planned from another platform)."""
+    import ntpath
+
+    absolute = ntpath.abspath(path) if system.lower() == "windows" else os.path.abspath(path)
+    return env_paths(absolute, system)[0]
+
+
+def machine_facts() -> Snapshot:
+    """What a plan needs of this machine: its platform and accelerators (the interpreter and its
+    packages are not probed: the new environment's are, after the install)."""
+    from stackcheck.probe import accelerators, platform
+
+    return Snapshot(platform=platform.collect(), accelerators=accelerators.collect())
+
+
+def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
+    """(interpreter, "X.Y") for ``--python``: a path, ``X.Y`` (``pythonX.Y`` on PATH) or None
+    (this interpreter); its version must satisfy the profile's ``python`` specifier."""
+    from stackcheck.notebook.interpreter import ask
+
+    if want is None:
+        exe = sys.executable  # this interpreter: its facts are at hand (no child process)
+        full = ".".join(map(str, sys.version_info[:3]))
+        _check_python(exe, full, spec)
+        return exe, full.rsplit(".", 1)[0]
+    if os.sep in want or want.startswith("."):
+        exe = os.path.abspath(want)
+    else:
+        parts = want.split(".")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise InputError(f"--python: {want!r} is not X.Y (e.g. 3.12) or an interpreter path")
+        found = shutil.which(f"python{want}")
+        if found is None:
+            raise InputError(f"--python {want}: no python{want} on PATH (give the interpreter's path)")
+        exe = found
+    facts = ask(exe)
+    if not facts.ran or not facts.version:
+        raise InputError(f"--python: {exe} is not a working interpreter ({facts.error or 'no version'})")
+    _check_python(exe, facts.version, spec)
+    return exe, ".".join(facts.version.split(".")[:2])
+
+
+def _check_python(exe: str, full_version: str, spec: str | None) -> None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if spec:
+        try:
+            ok = SpecifierSet(spec).contains(full_version, prereleases=True)
+        except InvalidSpecifier:
+            ok = True  # the catalog validates profiles; an odd one is not a reason to stop here
+        if not ok:
+            raise InputError(
+                f"--python: {exe} is Python {full_version}; the profile needs python{spec} "
+                "(give --python X.Y)"
+            )
+
+
+def check_target(path: str, *, force: bool) -> None:
+    """InputError unless ``path`` can become a new environment: not a file, empty or absent,
+    or (``force``) an existing environment (a pyvenv.cfg) that may be replaced."""
+    from stackcheck.fileio import require_creatable_dir
+
+    require_creatable_dir(path, "a directory for the environment")
+    p = Path(path)
+    if p.is_dir() and any(p.iterdir()):
+        if not force:
+            raise InputError(
+                f"--path {path}: exists and is not empty (--force replaces an environment there)"
+            )
+        if not (p / "pyvenv.cfg").is_file():
+            raise InputError(
+                f"--path {path}: exists and is not an environment (no pyvenv.cfg); not replacing it"
+            )
+    parent = next(a for a in (p, *p.parents) if a.exists())
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"--path {path}: cannot create it ({parent} is not writable)")
+
+
+@contextmanager
+def _target(path: str, *, force: bool) -> Iterator[None]:
+    """Make ``path`` (replacing an environment there with ``force``); remove it again when the
+    work inside fails, so a failed run leaves nothing behind."""
+    p = Path(path)
+    if force and (p / "pyvenv.cfg").is_file():
+        shutil.rmtree(p)
+    existed = p.exists()
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--path {path}: cannot create it ({exc.strerror or exc})") from None
+    try:
+        yield
+    except BaseException:
+        if existed:  # an empty directory that was there: empty it again
+            for child in p.iterdir():
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        else:
+            shutil.rmtree(p, ignore_errors=True)
+        raise
+
+
+def _run(argv: list[str], what: str, sources: Sources, *, progress: bool) -> str:
+    """Run one step; Refused with the installer's last error line when it fails."""
+    from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
+    from stackcheck.progress import ticking
+
+    with ticking(what, enabled=progress):
+        done = run(argv, timeout=STEP_TIMEOUT, env=child_env(sources), max_output=LARGE_OUTPUT_BYTES)
+    if not done.ok:
+        lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+        detail = done.error or next(
+            (ln for ln in reversed(lines) if "error" in ln.lower() or "×" in ln), lines[-1] if lines else ""
+        )
+        from stackcheck.identifiers import printable
+        from stackcheck.redaction import redact_argv, redact_text
+        from stackcheck.shellcmd import command
+
+        # an index URL may carry a token: neither the installer's words nor the command show it
+        shown = redact_text(printable(detail)[:300])
+        raise Refused(f"{what} failed ({shown}): {command(*redact_argv(argv))}")
+    return done.stdout
+
+
+def forbidden_chains(plan: Plan, resolved: list[LockedPackage]) -> list[str]:
+    """One line per forbidden package in the resolution, with the chain that pulls it in."""
+    from packaging.requirements import Requirement
+
+    by_name = {p.name: p for p in resolved}
+    out = []
+    for f in plan.forbidden:
+        req = Requirement(f.requirement)
+        hit = by_name.get(normalize_name(req.name))
+        if hit is None or not req.specifier.contains(hit.version, prereleases=True):
+            continue
+        chain = _chain(hit.name, by_name)
+        via = " -> ".join(f"{n} {by_name[n].version}" for n in chain)
+        why = f" ({f.reason})" if f.reason else ""
+        where = f" (it belongs in {f.use_instead})" if f.use_instead else ""
+        out.append(f"{f.requirement}{why}{where}: pulled in by {via}")
+    return out
+
+
+def _chain(name: str, by_name: dict[str, LockedPackage]) -> list[str]:
+    """The shortest path from a requirement of the profile down to ``name``."""
+    paths = {name: [name]}
+    queue = [name]
+    while queue:
+        current = queue.pop(0)
+        row = by_name.get(current)
+        if row is None:
+            continue
+        if "-r" in row.via:
+            return paths[current]
+        for parent in sorted(row.via):
+            if parent not in paths:
+                paths[parent] = [parent, *paths[current]]
+                queue.append(parent)
+    return [name]
+
+
+def _write_inputs(folder: Path, plan: Plan) -> tuple[str, str]:
+    from stackcheck.fileio import atomic_write
+
+    folder.mkdir(parents=True, exist_ok=True)
+    reqs = folder / "requirements.in"
+    cons = folder / "constraints.txt"
+    pin = [plan.torch.constraint] if plan.torch.constraint else []
+    atomic_write(reqs, "".join(f"{r}\n" for r in plan.requirements))
+    atomic_write(cons, "".join(f"{c}\n" for c in [*plan.constraints, *pin]))
+    return str(reqs), str(cons)
+
+
+def _header(plan: Plan, installer: Installer, sources: Sources) -> LockHeader:
+    from stackcheck import __version__
+    from stackcheck.provision.installer import redact_url
+
+    return LockHeader(
+        profile=plan.profile.id,
+        profile_digest=plan.digest,
+        system=plan.system,
+        machine=plan.machine,
+        python=plan.python_version,
+        torch_build=plan.torch.tag,
+        torch_index=plan.torch.index_url or "",
+        installer=installer.name,
+        sources=[redact_url(a) for a in sources.args()],
+        stackcheck=__version__,
+    )
+
+
+def _resolve(
+    plan: Plan, installer: Installer, target: str, folder: Path, *, progress: bool, outcome: Outcome
+):
+    reqs, cons = _write_inputs(folder, plan)
+    sources = plan.sources.with_torch(plan.torch)
+    report = str(folder / "resolution.json")
+    argv = installer.resolve_argv(target, reqs, cons, sources, report)
+    outcome.steps.append(argv)
+    stdout = _run(argv, f"resolving {plan.profile.id}", sources, progress=progress)
+    resolved = installer.parse_resolution(stdout, report, sources)
+    problems = forbidden_chains(plan, resolved)
+    if problems:
+        raise Refused(f"profile {plan.profile.id} forbids " + "; ".join(problems) + "; nothing was installed")
+    return Lock(header=_header(plan, installer, sources), packages=resolved).sealed()
+
+
+def _new_env(installer: Installer, base: str, path: str, system: str, outcome: Outcome, sources, progress):
+    argv = installer.venv(base, path)
+    outcome.steps.append(argv)
+    _run(argv, f"creating {path}", sources, progress=progress)
+    return interpreter(path, system)
+
+
+def _install(lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress):
+    from stackcheck.fileio import atomic_write
+
+    pins = folder / "requirements.lock.txt"
+    atomic_write(pins, lock.requirements())
+    argv = installer.install_argv(target, str(pins), sources)
+    outcome.steps.append(argv)
+    _run(argv, f"installing {len(lock.packages)} packages", sources, progress=progress)
+
+
+def _verify(lock: Lock, target: str, modules: tuple[str, ...] = ()):
+    """The new environment's snapshot (what a preflight probes); Refused when its packages
+    drift from the lock."""
+    from stackcheck.environment import obtain
+    from stackcheck.probe import JUDGED
+    from stackcheck.sources import FactSource
+
+    snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules)
+    found = drift(lock, installed_versions(snap))
+    if found:
+        raise Refused(f"{target}: the installed set differs from the lock: " + "; ".join(found.lines()))
+    return snap
+
+
+def create(
+    plan: Plan,
+    path: str,
+    installer: Installer,
+    *,
+    kernel: str | None = None,
+    force: bool = False,
+    progress: bool = False,
+    on_step: Callable[[str], None] | None = None,
+) -> Outcome:
+    """Make the environment of ``plan`` at ``path`` (see the module docstring)."""
+    check_target(path, force=force)
+    outcome = Outcome(path=path, python=interpreter(path, plan.system))
+    say = on_step or (lambda _text: None)
+    folder = Path(path) / FILES
+    with _target(path, force=force):
+        target = _new_env(installer, plan.python, path, plan.system, outcome, plan.sources, progress)
+        outcome.python = target
+        say(f"resolving {len(plan.requirements)} requirements with {installer.name}")
+        outcome.lock = lock = _resolve(plan, installer, target, folder, progress=progress, outcome=outcome)
+        say(f"installing {len(lock.packages)} packages")
+        _install(lock, installer, target, folder, plan.sources.with_torch(plan.torch), outcome, progress)
+        snap = _verify(lock, target, tuple(plan.profile.required_modules))
+        from stackcheck.fileio import atomic_write
+
+        atomic_write(folder / "lock.json", lock.encode())
+        if kernel:
+            from stackcheck.notebook.register import register
+
+            # --force replaces the environment, not another environment's kernel of that name
+            outcome.kernel = register(name=kernel, python=target)
+    from stackcheck.judge import judge
+
+    outcome.report = judge(snap, command="preflight", profile=plan.profile)
+    return outcome
+
+
+def planned_steps(plan: Plan, path: str, installer: Installer, kernel: str | None) -> list[list[str]]:
+    """The commands :func:`create` runs, for ``--dry-run`` (the files under DIR/stackcheck/ are
+    written by stackcheck between them)."""
+    folder = Path(path) / FILES
+    target = interpreter(path, plan.system)
+    sources = plan.sources.with_torch(plan.torch)
+    steps = [
+        installer.venv(plan.python, path),
+        installer.resolve_argv(
+            target,
+            str(folder / "requirements.in"),
+            str(folder / "constraints.txt"),
+            sources,
+            str(folder / "resolution.json"),
+        ),
+        installer.install_argv(target, str(folder / "requirements.lock.txt"), sources),
+    ]
+    if kernel:
+        steps.append(["stackcheck", "kernel", "register", "--name", kernel, "--python", target])
+    steps.append(["stackcheck", "preflight", "--profile", plan.profile.id, "--python", target])
+    return steps
+
+
+def lock_plan(plan: Plan, installer: Installer, *, progress: bool = False) -> Lock:
+    """The lock of ``plan``: resolved in a throwaway environment of the same interpreter."""
+    outcome = Outcome(path="", python="")
+    with tempfile.TemporaryDirectory(prefix="stackcheck-lock-") as tmp:
+        env = os.path.join(tmp, "env")
+        target = _new_env(installer, plan.python, env, plan.system, outcome, plan.sources, progress)
+        return _resolve(plan, installer, target, Path(tmp) / FILES, progress=progress, outcome=outcome)
+
+
+def restore(
+    lock: Lock,
+    path: str,
+    installer: Installer,
+    *,
+    python: str,
+    system: str,
+    sources: Sources,
+    force: bool = False,
+    progress: bool = False,
+) -> Outcome:
+    """Recreate the environment of ``lock`` at ``path``: the hashed pins, no resolution; then
+    verify the installed set against the lock."""
+    check_target(path, force=force)
+    outcome = Outcome(path=path, python=interpreter(path, system), lock=lock)
+    folder = Path(path) / FILES
+    with _target(path, force=force):
+        target = _new_env(installer, python, path, system, outcome, sources, progress)
+        outcome.python = target
+        _install(lock, installer, target, folder, sources, outcome, progress)
+        _verify(lock, target)
+        from stackcheck.fileio import atomic_write
+
+        atomic_write(folder / "lock.json", lock.encode())
+    return outcome
+
+
+def lock_fits(lock: Lock, *, python: str, system: str, machine: str) -> list[str]:
+    """What differs between the machine and interpreter at hand and what ``lock`` is valid for."""
+    h = lock.header
+    out = []
+    if h.python != python:
+        out.append(f"Python {h.python} (this interpreter is {python}; give --python {h.python})")
+    if h.system.lower() != system.lower():
+        out.append(f"{h.system} (this machine runs {system})")
+    if _arch(h.machine) != _arch(machine):
+        out.append(f"{h.machine} (this machine is {machine})")
+    return out
+
+
+def _arch(machine: str) -> str:
+    m = machine.lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
