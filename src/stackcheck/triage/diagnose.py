@@ -30,8 +30,8 @@ from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
 from stackcheck.triage.normalize import match_view
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
-from stackcheck.triage.reader import iter_lines
-from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks
+from stackcheck.triage.reader import iter_chunks
+from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks, keyword_kinds
 from stackcheck.triage.signatures import Hit, Signature, SignatureIndex
 
 WHOLE_TEXT_LIMIT = 256 * 1024  # inputs up to this size are also matched as a whole
@@ -137,6 +137,15 @@ class _Scan:
         for lineno, line in enumerate(block, first):
             self._watch_collect_env(lineno, line)
 
+    def quiet(self, text: bytes) -> bool:
+        """Would :meth:`read` only count the lines of ``text``? (the content is known, the input
+        is no longer short, and no collect_env block starts or continues there)"""
+        if not self.content or self.whole is not None:
+            return False
+        if self.collect_env is not None:
+            return self.collect_env_line + COLLECT_ENV_LINES <= self.lines_read + 1
+        return not any(hint.encode() in text for hint in _COLLECT_ENV_HINTS)
+
     def _watch_collect_env(self, lineno: int, line: str) -> None:
         if self.collect_env is None:
             if _COLLECT_ENV_START.match(line):
@@ -174,10 +183,19 @@ def triage_stream(
     index = signatures
     scan = _Scan(index)
     extractor = RegionExtractor(also_trigger=index.occurs_in, trigger_offsets=index.match_starts)
-    for first, block in blocks(iter_lines(stream, source)):
-        scan.read(first, block)
-        for region in extractor.feed_block(first, block):
-            scan.take(region)
+    for chunk in iter_chunks(stream, source):
+        if chunk.text is not None and scan.quiet(chunk.text) and not index.occurs_in(chunk.text):
+            # no signature anywhere in it: one pass finds the lines that trigger a region
+            scan.lines_read = chunk.first + len(chunk.lines) - 1
+            for region in extractor.feed_kinds(
+                chunk.first, chunk.lines, keyword_kinds(chunk.text, chunk.lines)
+            ):
+                scan.take(region)
+            continue
+        for first, block in blocks(chunk.lines, first=chunk.first):
+            scan.read(first, block)
+            for region in extractor.feed_block(first, block):
+                scan.take(region)
     for region in extractor.finish():
         scan.take(region)
     if not scan.content:

@@ -63,6 +63,31 @@ def _error_regex():
     return re2.compile(_ERROR_PATTERN, options)
 
 
+@lru_cache(maxsize=1)
+def _keyword_regex():
+    """The trigger pattern or a traceback's first line, over UTF-8 bytes."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(_ERROR_PATTERN.encode() + rb"|Traceback \(most recent call last\)", options)
+
+
+def keyword_kinds(text: bytes, lines: list[str]) -> dict[int, str]:
+    """The trigger of each of ``lines`` (``text`` is them as UTF-8, each ending with a newline)
+    from the error keywords and traceback starts alone, with one pass over ``text``: what
+    :meth:`RegionExtractor._triggers` gives a block where no signature occurs. (No alternative
+    of the pattern spans a line break, so every line with a match holds a match found.)"""
+    kinds: dict[int, str] = {}
+    line, counted = 0, 0
+    for m in _keyword_regex().finditer(text):
+        line += text.count(b"\n", counted, m.start())
+        counted = m.start()
+        if line not in kinds:
+            kinds[line] = "traceback" if TRACEBACK_START in lines[line] else "error"
+    return kinds
+
+
 def is_error_line(line: str) -> bool:
     return _error_regex().search(line) is not None
 
@@ -159,10 +184,14 @@ class RegionExtractor:
         """Feed consecutive lines starting at ``first_lineno`` (faster than line by line: while
         no region is open, the lines up to the next trigger only pass through the look-back,
         so only its last ``CONTEXT_BEFORE`` of them are fed)."""
+        kinds = {i: kind for i, kind in enumerate(self._triggers(lines)) if kind is not None}
+        return self.feed_kinds(first_lineno, lines, kinds)
+
+    def feed_kinds(self, first_lineno: int, lines: list[str], kinds: dict[int, str]) -> list[FailureRegion]:
+        """:meth:`feed_block` with the triggers already known: ``kinds`` maps the index of each
+        line that triggers to its kind, in increasing order of the index."""
         done: list[FailureRegion] = []
-        kinds = self._triggers(lines)
-        triggers = [i for i, kind in enumerate(kinds) if kind is not None]
-        triggers.append(len(lines))
+        triggers = [*kinds, len(lines)]
         i = t = 0
         while i < len(lines):
             if self._open is None:
@@ -174,7 +203,7 @@ class RegionExtractor:
                 i = quiet_end
                 if i == len(lines):
                     break
-            done.extend(self.feed(first_lineno + i, lines[i], kinds[i]))
+            done.extend(self.feed(first_lineno + i, lines[i], kinds.get(i)))
             i += 1
         return done
 
@@ -277,10 +306,9 @@ def extract_regions(
     yield from extractor.finish()
 
 
-def blocks(lines: Iterable[str], size: int = BLOCK_LINES) -> Iterator[tuple[int, list[str]]]:
-    """(first line number, lines) in blocks of ``size``."""
+def blocks(lines: Iterable[str], size: int = BLOCK_LINES, first: int = 1) -> Iterator[tuple[int, list[str]]]:
+    """(first line number, lines) in blocks of ``size``, numbered from ``first``."""
     it = iter(lines)
-    first = 1
     while block := list(islice(it, size)):
         yield first, block
         first += size
