@@ -24,6 +24,7 @@ from stackcheck.triage.reader import (
     ALIGN_LINES,
     MAX_LINE_CHARS,
     Chunk,
+    TextLines,
     _mostly_undecodable,
     clean_chunk,
     clean_line,
@@ -240,6 +241,7 @@ RAW_PIECES = [
     b"2024-01-02T03:04:05Z 2024-01-02T03:04:05Z twice",
     b"\xef\xbb\xbf2024-01-02T03:04:05.1Z with a BOM",
     b"9%\r2024-01-02T03:04:05Z after a progress bar",
+    b"9%\r2024-01-02T03:04:05Z 2024-01-02T03:04:05Z a timestamp left after a progress bar",
     b"\x01\x02ctrl\x7f\x0b\x0c\x1c",
     b"\x01 \x1c",
     b"caf\xc3\xa9 \xe2\x9d\x8c \xe2\x80\xa8 \xc2\xa0",
@@ -298,7 +300,7 @@ def test_the_bulk_reader_gives_the_lines_of_the_plain_loop_at_every_chunk_size(d
 def test_a_chunk_is_cleaned_as_its_lines_are(pieces, end):
     raw = b"".join(piece + end for piece in pieces)
     lines = [clean_line(piece.decode("utf-8", errors="replace")) for piece in pieces]
-    assert clean_chunk(raw) == (lines, "".join(line + "\n" for line in lines).encode())
+    assert clean_chunk(raw) == "".join(line + "\n" for line in lines).encode()
 
 
 def test_clean_line_edge_cases_that_the_chunk_cleaner_must_follow():
@@ -306,6 +308,11 @@ def test_clean_line_edge_cases_that_the_chunk_cleaner_must_follow():
     assert clean_line("   \r\n") == "   "  # a line end's \r is not
     assert clean_line("2024-01-02T03:04:05Z 2024-01-02T03:04:05Z twice") == "2024-01-02T03:04:05Z twice"
     assert clean_line("\x1b[0m2024-01-02T03:04:05Z a") == "a"
+    # a progress line whose last state starts with a timestamp: the chunk is cleaned line by line
+    raw = b"9%\r2024-01-02T03:04:05Z 2024-01-02T03:04:05Z a\r\n2024-01-02T03:04:05Z b\n\x1b[1mc\n"
+    assert clean_chunk(raw) == b"2024-01-02T03:04:05Z a\nb\nc\n"
+    spliced = b" 2024-01-02T03:04:05Z 2024-01-02T03:04:05Z a\nb\nc\n"  # no timestamp at its start
+    assert clean_chunk(raw.replace(b"9%\r", b"9%\r ")) == spliced
     assert (
         clean_line("\u0662\u0660\u0662\u0664-01-02T03:04:05Z a")
         == "\u0662\u0660\u0662\u0664-01-02T03:04:05Z a"
@@ -317,7 +324,11 @@ def test_clean_line_edge_cases_that_the_chunk_cleaner_must_follow():
 def test_keyword_kinds_are_the_triggers_of_a_block_without_signatures(lines):
     text = "".join(line + "\n" for line in lines).encode()
     expected = {i: kind for i, kind in enumerate(RegionExtractor()._triggers(lines)) if kind is not None}
-    assert keyword_kinds(text, lines) == expected
+    kinds, starts = keyword_kinds(text)
+    assert kinds == expected and list(starts) == list(kinds)
+    assert all(text[starts[i] :].startswith(lines[i].encode() + b"\n") for i in kinds)
+    lazy = TextLines(text, len(lines), starts)  # each line found from those starts, in any order
+    assert [lazy[i] for i in reversed(range(len(lines)))] == lines[::-1] and list(lazy) == lines
 
 
 def test_a_block_signature_anchored_at_the_text_end_still_opens_the_gate_of_its_chunk():

@@ -30,7 +30,7 @@ from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
 from stackcheck.triage.normalize import match_view
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
-from stackcheck.triage.reader import iter_chunks
+from stackcheck.triage.reader import TextLines, iter_chunks
 from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks, keyword_kinds
 from stackcheck.triage.signatures import Hit, Signature, SignatureIndex
 
@@ -185,11 +185,12 @@ def triage_stream(
     extractor = RegionExtractor(also_trigger=index.occurs_in, trigger_offsets=index.match_starts)
     for chunk in iter_chunks(stream, source):
         if chunk.text is not None and scan.quiet(chunk.text) and not index.occurs_in(chunk.text):
-            # no signature anywhere in it: one pass finds the lines that trigger a region
-            scan.lines_read = chunk.first + len(chunk.lines) - 1
-            for region in extractor.feed_kinds(
-                chunk.first, chunk.lines, keyword_kinds(chunk.text, chunk.lines)
-            ):
+            # no signature anywhere in it: one pass finds the lines that trigger a region, and
+            # only the lines around them are decoded
+            kinds, starts = keyword_kinds(chunk.text)
+            lines = TextLines(chunk.text, len(chunk.lines), starts)
+            scan.lines_read = chunk.first + len(lines) - 1
+            for region in extractor.feed_kinds(chunk.first, lines, kinds):
                 scan.take(region)
             continue
         for first, block in blocks(chunk.lines, first=chunk.first):

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, overload
 
 from stackcheck.errors import InputError
 
@@ -41,6 +41,7 @@ _GHA_FIRST = re.compile(_GHA_BYTES.pattern.removeprefix(rb"\n"))
 _DELETED_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, 0x0D])
 _PROGRESS_LINE = re.compile(rb"\r[^\r\n][^\n]*")  # a \r inside a line, and the rest of that line
 _MAX_HELD = ALIGN_LINES * (MAX_LINE_CHARS + 1)  # whole lines held past this are cut at once
+_NEAR_LINES = 16  # TextLines walks at most this many lines from a known one
 _WINDOW = MAX_LINE_CHARS // 2  # a line longer than MAX_LINE_CHARS covers a whole aligned window
 
 
@@ -60,41 +61,51 @@ def clean_line(raw: str) -> str:
     return line
 
 
-def clean_chunk(raw: bytes) -> tuple[list[str], bytes]:
+def clean_chunk(raw: bytes) -> bytes:
     """``clean_line`` of every line of ``raw`` (whole lines, each ending with a newline, none
-    longer than MAX_LINE_CHARS), and those lines as UTF-8, each ending with a newline.
+    longer than MAX_LINE_CHARS), as UTF-8, each line ending with a newline.
 
     The same steps in the same order, each over the whole chunk: invalid UTF-8 is replaced
     first, as decoding line by line replaces it (a newline always ends an invalid sequence);
     over valid UTF-8 the ASCII-only patterns and deletions act on bytes as on characters. A
-    line with a ``\\r`` before its end (a progress bar) is cleaned on its own by clean_line;
-    every other ``\\r`` stands right before a newline, where rstrip removes it, and no pattern
-    can match across it, so it is deleted last with the control characters."""
+    line with a ``\\r`` before its end (a progress bar) is cleaned on its own by clean_line
+    first (what it gives has no colour code, control byte or ``\\r`` left for the later steps
+    to change, and where it starts with a timestamp, the chunk is cleaned line by line); every
+    other ``\\r`` stands right before a newline, where rstrip removes it, and no pattern can
+    match across it, so it is deleted last with the control characters."""
     if not raw.isascii():
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             raw = raw.decode("utf-8", errors="replace").encode("utf-8")
-    progress = list(_PROGRESS_LINE.finditer(raw)) if b"\r" in raw else []
-    text = raw
-    if b"\x1b" in text:
-        text = _ANSI_BYTES.sub(b"", text)
-    if b"Z " in text:
-        text = _GHA_BYTES.sub(b"\n", text)
-        if first := _GHA_FIRST.match(text):
-            text = text[first.end() :]
-    text = text.translate(None, _DELETED_BYTES)
-    lines = text.decode("utf-8").split("\n")
-    lines.pop()
-    if not progress:
-        return lines, text
-    line, counted = 0, 0
-    for m in progress:
-        start = raw.rfind(b"\n", counted, m.start()) + 1
-        line += raw.count(b"\n", counted, start)
-        counted = start
-        lines[line] = clean_line(raw[start : m.end()].decode("utf-8"))
-    return lines, "\n".join([*lines, ""]).encode("utf-8")
+    if b"\r" in raw and (progress := _progress_lines_cleaned(raw)) is not None:
+        raw = progress
+    elif b"\r" in raw:
+        lines = [clean_line(line) for line in raw.decode("utf-8").split("\n")[:-1]]
+        return "".join(line + "\n" for line in lines).encode("utf-8")
+    if b"\x1b" in raw:
+        raw = _ANSI_BYTES.sub(b"", raw)
+    if b"Z " in raw:
+        raw = _GHA_BYTES.sub(b"\n", raw)
+        if first := _GHA_FIRST.match(raw):
+            raw = raw[first.end() :]
+    return raw.translate(None, _DELETED_BYTES)
+
+
+def _progress_lines_cleaned(raw: bytes) -> bytes | None:
+    """``raw`` with each line that holds a ``\\r`` before its end cleaned by clean_line; None
+    where one of them then starts with a timestamp (the chunk's timestamp step would cut it)."""
+    out: list[bytes] = []
+    pos = 0
+    for m in _PROGRESS_LINE.finditer(raw):
+        start = raw.rfind(b"\n", pos, m.start()) + 1
+        line = clean_line(raw[start : m.end()].decode("utf-8"))
+        if _GHA_TIMESTAMP.match(line):
+            return None
+        out += (raw[pos:start], line.encode("utf-8"))
+        pos = m.end()
+    out.append(raw[pos:])
+    return b"".join(out)
 
 
 def _cut_long_lines(raw: bytes) -> bytes:
@@ -131,8 +142,64 @@ class Chunk:
     the chunk was read in bulk (None where it was read line by line)."""
 
     first: int  # line number of its first line
-    lines: list[str]
+    lines: Sequence[str]
     text: bytes | None = None
+
+
+class TextLines(Sequence[str]):
+    """The lines of UTF-8 ``text`` (each ending with a newline), each decoded when it is asked
+    for. Lines near those whose start is known (``starts``: line index → offset of its first
+    byte) are found by a few searches for newlines; a line far from all of them has every line
+    decoded once."""
+
+    def __init__(self, text: bytes, count: int, starts: dict[int, int]) -> None:
+        self._text, self._count = text, count
+        self._starts = {0: 0, **starts}
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.all())
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k):
+        if isinstance(k, slice) or not 0 <= k < self._count:
+            return self.all()[k]
+        start = self._start(k)
+        if start is None:
+            return self.all()[k]
+        end = self._text.find(b"\n", start)
+        self._starts[k + 1] = end + 1
+        return self._text[start:end].decode("utf-8")
+
+    def all(self) -> list[str]:
+        if self._all is None:
+            self._all = self._text.decode("utf-8").split("\n")[:-1]
+        return self._all
+
+    def _start(self, k: int) -> int | None:
+        text, starts = self._text, self._starts
+        if k in starts:
+            return starts[k]
+        for d in range(1, _NEAR_LINES):
+            if k - d in starts:  # walk forward from a known line
+                pos = starts[k - d]
+                for _ in range(d):
+                    pos = text.find(b"\n", pos) + 1
+                return pos
+            if k + d in starts:  # walk back from a known line
+                pos = starts[k + d] - 1
+                for _ in range(d):
+                    pos = text.rfind(b"\n", 0, pos)
+                return pos + 1
+        return None
 
 
 def iter_lines(stream: BinaryIO, source: str) -> Iterator[str]:
@@ -186,9 +253,9 @@ def _bulk_chunks(stream: BinaryIO, first: int) -> Iterator[Chunk]:
         end = len(buf)
         for _ in range(count - whole + 1):
             end = buf.rfind(b"\n", 0, end)
-        lines, text = clean_chunk(_cut_long_lines(buf[: end + 1]))
+        text = clean_chunk(_cut_long_lines(buf[: end + 1]))
         buf = buf[end + 1 :]
-        yield Chunk(first, lines, text)
+        yield Chunk(first, TextLines(text, whole, {}), text)
         first += whole
     if buf:  # the last lines, fewer than a block
         tail = io.BytesIO(buf)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate, islice
@@ -73,19 +73,26 @@ def _keyword_regex():
     return re2.compile(_ERROR_PATTERN.encode() + rb"|Traceback \(most recent call last\)", options)
 
 
-def keyword_kinds(text: bytes, lines: list[str]) -> dict[int, str]:
-    """The trigger of each of ``lines`` (``text`` is them as UTF-8, each ending with a newline)
-    from the error keywords and traceback starts alone, with one pass over ``text``: what
-    :meth:`RegionExtractor._triggers` gives a block where no signature occurs. (No alternative
-    of the pattern spans a line break, so every line with a match holds a match found.)"""
+_TRACEBACK_BYTES = TRACEBACK_START.encode()
+
+
+def keyword_kinds(text: bytes) -> tuple[dict[int, str], dict[int, int]]:
+    """The trigger of each line of ``text`` (UTF-8, each line ending with a newline) from the
+    error keywords and traceback starts alone, with one pass over ``text``: what
+    :meth:`RegionExtractor._triggers` gives a block where no signature occurs (no alternative of
+    the pattern spans a line break, so every line with a match holds a match found); and where
+    each of those lines starts in ``text``."""
     kinds: dict[int, str] = {}
+    starts: dict[int, int] = {}
     line, counted = 0, 0
     for m in _keyword_regex().finditer(text):
         line += text.count(b"\n", counted, m.start())
         counted = m.start()
         if line not in kinds:
-            kinds[line] = "traceback" if TRACEBACK_START in lines[line] else "error"
-    return kinds
+            start = text.rfind(b"\n", 0, counted) + 1
+            is_traceback = _TRACEBACK_BYTES in text[start : text.find(b"\n", counted)]
+            kinds[line], starts[line] = "traceback" if is_traceback else "error", start
+    return kinds, starts
 
 
 def is_error_line(line: str) -> bool:
@@ -187,7 +194,9 @@ class RegionExtractor:
         kinds = {i: kind for i, kind in enumerate(self._triggers(lines)) if kind is not None}
         return self.feed_kinds(first_lineno, lines, kinds)
 
-    def feed_kinds(self, first_lineno: int, lines: list[str], kinds: dict[int, str]) -> list[FailureRegion]:
+    def feed_kinds(
+        self, first_lineno: int, lines: Sequence[str], kinds: dict[int, str]
+    ) -> list[FailureRegion]:
         """:meth:`feed_block` with the triggers already known: ``kinds`` maps the index of each
         line that triggers to its kind, in increasing order of the index."""
         done: list[FailureRegion] = []
