@@ -39,6 +39,7 @@ COLLECT_ENV_LINES = 400  # lines kept after a collect_env heading
 REGION_DISPLAY_LINES = 60  # a no-match failure region is shown with at most this many lines
 _COLLECT_ENV_START = re.compile(r"^\W*(?:Collecting environment information|PyTorch version: )")
 _COLLECT_ENV_HINTS = ("Collecting environment information", "PyTorch version: ")
+_COLLECT_ENV_HINT_BYTES = tuple(hint.encode() for hint in _COLLECT_ENV_HINTS)
 
 
 @dataclass
@@ -144,7 +145,7 @@ class _Scan:
             return False
         if self.collect_env is not None:
             return self.collect_env_line + COLLECT_ENV_LINES <= self.lines_read + 1
-        return not any(hint.encode() in text for hint in _COLLECT_ENV_HINTS)
+        return not any(hint in text for hint in _COLLECT_ENV_HINT_BYTES)
 
     def _watch_collect_env(self, lineno: int, line: str) -> None:
         if self.collect_env is None:

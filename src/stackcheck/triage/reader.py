@@ -51,9 +51,8 @@ def clean_line(raw: str) -> str:
     line = raw.rstrip("\r\n")
     if "\x1b" in line:
         line = _ANSI.sub("", line)
-    if "\r" in line:
-        parts = [p for p in line.split("\r") if p.strip()]
-        line = parts[-1] if parts else ""
+    if "\r" in line:  # the last part that is not blank
+        line = next((part for part in reversed(line.split("\r")) if part.strip()), "")
     if line[:1].isdigit() or line[:1] == "\ufeff":
         line = _GHA_TIMESTAMP.sub("", line, count=1)
     if not line.isprintable() and _CONTROL.search(line):  # a printable line has none (fast test)
