@@ -6,6 +6,7 @@ import io
 import tracemalloc
 
 from stackcheck.triage import triage_stream
+from stackcheck.triage.diagnose import loaded_signatures
 
 from .conftest import TRIAGE_DATA
 
@@ -19,6 +20,8 @@ NOISE = (
 class GeneratedLog(io.RawIOBase):
     """``size`` bytes of CI noise, then ``tail``: produced on demand, never held whole."""
 
+    noise = NOISE
+
     def __init__(self, size: int, tail: bytes) -> None:
         self.remaining, self.tail, self.pos = size, tail, 0
 
@@ -27,7 +30,8 @@ class GeneratedLog(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         if self.remaining > 0:
-            chunk = (NOISE * (len(buffer) // len(NOISE) + 1))[: min(len(buffer), self.remaining)]
+            noise = self.noise
+            chunk = (noise * (len(buffer) // len(noise) + 1))[: min(len(buffer), self.remaining)]
             self.remaining -= len(chunk)
         else:
             chunk, self.tail = self.tail[: len(buffer)], self.tail[len(buffer) :]
@@ -35,16 +39,34 @@ class GeneratedLog(io.RawIOBase):
         return len(chunk)
 
 
-def test_large_log_streams_with_bounded_memory():
-    tail = (TRIAGE_DATA / "oom-fragmentation.txt").read_bytes() + NOISE * 50
-    stream = io.BufferedReader(GeneratedLog(16 * 2**20, tail), buffer_size=1 << 16)
+def triaged_with_peak(log: GeneratedLog, source: str):
+    """The diagnosis of ``log`` and the peak of memory allocated while it streamed by."""
+    stream = io.BufferedReader(log, buffer_size=1 << 16)
+    loaded_signatures()  # compiled before, not counted
     tracemalloc.start()
     try:
-        d = triage_stream(stream, source="generated.log")
+        d = triage_stream(stream, source=source)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert d.matches and d.matches[0].rule_id == "KB102"
+    return d, peak
+
+
+def test_large_log_streams_with_bounded_memory():
+    tail = (TRIAGE_DATA / "oom-fragmentation.txt").read_bytes() + NOISE * 50
+    d, peak = triaged_with_peak(GeneratedLog(16 * 2**20, tail), "generated.log")
     assert d.lines_read > 150_000
     assert d.matches[0].line > 150_000  # found at the end, reported with its real line number
     assert peak < 16 * 2**20, f"peak {peak / 2**20:.1f} MiB for a 16 MiB log"
+
+
+class LongLines(GeneratedLog):
+    noise = b"y" * 10_000 + b"\n"  # cut at 4096 characters; far fewer than a block of them per read
+
+
+def test_a_log_of_long_lines_streams_with_bounded_memory():
+    tail = (TRIAGE_DATA / "oom-fragmentation.txt").read_bytes()
+    d, peak = triaged_with_peak(LongLines(16 * 2**20, tail), "long.log")
+    assert d.lines_read > 1000
+    assert peak < 9 * 2**20, f"peak {peak / 2**20:.1f} MiB for a log of 10 kB lines"  # 10.6 uncut

@@ -30,8 +30,8 @@ from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
 from stackcheck.triage.normalize import match_view
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
-from stackcheck.triage.reader import iter_lines
-from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks
+from stackcheck.triage.reader import TextLines, iter_chunks
+from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks, keyword_kinds
 from stackcheck.triage.signatures import Hit, Signature, SignatureIndex
 
 WHOLE_TEXT_LIMIT = 256 * 1024  # inputs up to this size are also matched as a whole
@@ -39,6 +39,7 @@ COLLECT_ENV_LINES = 400  # lines kept after a collect_env heading
 REGION_DISPLAY_LINES = 60  # a no-match failure region is shown with at most this many lines
 _COLLECT_ENV_START = re.compile(r"^\W*(?:Collecting environment information|PyTorch version: )")
 _COLLECT_ENV_HINTS = ("Collecting environment information", "PyTorch version: ")
+_COLLECT_ENV_HINT_BYTES = tuple(hint.encode() for hint in _COLLECT_ENV_HINTS)
 
 
 @dataclass
@@ -137,6 +138,15 @@ class _Scan:
         for lineno, line in enumerate(block, first):
             self._watch_collect_env(lineno, line)
 
+    def quiet(self, text: bytes) -> bool:
+        """Would :meth:`read` only count the lines of ``text``? (the content is known, the input
+        is no longer short, and no collect_env block starts or continues there)"""
+        if not self.content or self.whole is not None:
+            return False
+        if self.collect_env is not None:
+            return self.collect_env_line + COLLECT_ENV_LINES <= self.lines_read + 1
+        return not any(hint in text for hint in _COLLECT_ENV_HINT_BYTES)
+
     def _watch_collect_env(self, lineno: int, line: str) -> None:
         if self.collect_env is None:
             if _COLLECT_ENV_START.match(line):
@@ -174,10 +184,20 @@ def triage_stream(
     index = signatures
     scan = _Scan(index)
     extractor = RegionExtractor(also_trigger=index.occurs_in, trigger_offsets=index.match_starts)
-    for first, block in blocks(iter_lines(stream, source)):
-        scan.read(first, block)
-        for region in extractor.feed_block(first, block):
-            scan.take(region)
+    for chunk in iter_chunks(stream, source):
+        if chunk.text is not None and scan.quiet(chunk.text) and not index.occurs_in(chunk.text):
+            # no signature anywhere in it: one pass finds the lines that trigger a region, and
+            # only the lines around them are decoded
+            kinds, starts = keyword_kinds(chunk.text)
+            lines = TextLines(chunk.text, len(chunk.lines), starts)
+            scan.lines_read = chunk.first + len(lines) - 1
+            for region in extractor.feed_kinds(chunk.first, lines, kinds):
+                scan.take(region)
+            continue
+        for first, block in blocks(chunk.lines, first=chunk.first):
+            scan.read(first, block)
+            for region in extractor.feed_block(first, block):
+                scan.take(region)
     for region in extractor.finish():
         scan.take(region)
     if not scan.content:

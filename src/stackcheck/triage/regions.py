@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate, islice
@@ -61,6 +61,38 @@ def _error_regex():
     options = re2.Options()
     options.log_errors = False
     return re2.compile(_ERROR_PATTERN, options)
+
+
+@lru_cache(maxsize=1)
+def _keyword_regex():
+    """The trigger pattern or a traceback's first line, over UTF-8 bytes."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(_ERROR_PATTERN.encode() + rb"|Traceback \(most recent call last\)", options)
+
+
+_TRACEBACK_BYTES = TRACEBACK_START.encode()
+
+
+def keyword_kinds(text: bytes) -> tuple[dict[int, str], dict[int, int]]:
+    """The trigger of each line of ``text`` (UTF-8, each line ending with a newline) from the
+    error keywords and traceback starts alone, with one pass over ``text``: what
+    :meth:`RegionExtractor._triggers` gives a block where no signature occurs (no alternative of
+    the pattern spans a line break, so every line with a match holds a match found); and where
+    each of those lines starts in ``text``."""
+    kinds: dict[int, str] = {}
+    starts: dict[int, int] = {}
+    line, counted = 0, 0
+    for m in _keyword_regex().finditer(text):
+        line += text.count(b"\n", counted, m.start())
+        counted = m.start()
+        if line not in kinds:
+            start = text.rfind(b"\n", 0, counted) + 1
+            is_traceback = _TRACEBACK_BYTES in text[start : text.find(b"\n", counted)]
+            kinds[line], starts[line] = "traceback" if is_traceback else "error", start
+    return kinds, starts
 
 
 def is_error_line(line: str) -> bool:
@@ -159,10 +191,16 @@ class RegionExtractor:
         """Feed consecutive lines starting at ``first_lineno`` (faster than line by line: while
         no region is open, the lines up to the next trigger only pass through the look-back,
         so only its last ``CONTEXT_BEFORE`` of them are fed)."""
+        kinds = {i: kind for i, kind in enumerate(self._triggers(lines)) if kind is not None}
+        return self.feed_kinds(first_lineno, lines, kinds)
+
+    def feed_kinds(
+        self, first_lineno: int, lines: Sequence[str], kinds: dict[int, str]
+    ) -> list[FailureRegion]:
+        """:meth:`feed_block` with the triggers already known: ``kinds`` maps the index of each
+        line that triggers to its kind, in increasing order of the index."""
         done: list[FailureRegion] = []
-        kinds = self._triggers(lines)
-        triggers = [i for i, kind in enumerate(kinds) if kind is not None]
-        triggers.append(len(lines))
+        triggers = [*kinds, len(lines)]
         i = t = 0
         while i < len(lines):
             if self._open is None:
@@ -174,7 +212,7 @@ class RegionExtractor:
                 i = quiet_end
                 if i == len(lines):
                     break
-            done.extend(self.feed(first_lineno + i, lines[i], kinds[i]))
+            done.extend(self.feed(first_lineno + i, lines[i], kinds.get(i)))
             i += 1
         return done
 
@@ -277,10 +315,9 @@ def extract_regions(
     yield from extractor.finish()
 
 
-def blocks(lines: Iterable[str], size: int = BLOCK_LINES) -> Iterator[tuple[int, list[str]]]:
-    """(first line number, lines) in blocks of ``size``."""
+def blocks(lines: Iterable[str], size: int = BLOCK_LINES, first: int = 1) -> Iterator[tuple[int, list[str]]]:
+    """(first line number, lines) in blocks of ``size``, numbered from ``first``."""
     it = iter(lines)
-    first = 1
     while block := list(islice(it, size)):
         yield first, block
         first += size

@@ -271,6 +271,9 @@ def _cut(tokens: list[_Token], parts: list[str]) -> tuple[str, int] | None:
     return "".join(parts[: len(head) + keep]) + rest, head_literals + keep
 
 
+_MULTILINE = "(?m)"  # what the set compiles before each form (see SignatureIndex.occurs_in)
+
+
 def _options():
     import re2
 
@@ -296,7 +299,7 @@ class SignatureIndex:
                     variants.append((cut[0], cut[1], True))
                 for form, specificity, is_cut in variants:
                     try:
-                        self._set.Add(form)
+                        self._set.Add(_MULTILINE + form)
                     except re2.error:
                         try:  # the pattern as written is invalid: say why
                             re2.compile(pattern, options)
@@ -306,14 +309,16 @@ class SignatureIndex:
                         if is_cut:  # a form this module derived failed: keep the pattern as written
                             continue
                         form = pattern
-                        self._set.Add(form)
+                        self._set.Add(_MULTILINE + form)
                     self.signatures.append(Signature(rule, j, pattern, form, specificity, is_cut))
         self._empty = not self.signatures
         if not self._empty:
             self._set.Compile()
 
-    def occurs_in(self, text: str) -> bool:
-        """Does any signature occur in ``text``? (one linear pass)"""
+    def occurs_in(self, text: str | bytes) -> bool:
+        """Can a signature occur in ``text`` (or in any block of its lines)? One linear pass; the
+        set matches ``^`` and ``$`` at every line, so a block's match is also one of the text
+        around it, and :meth:`search` confirms each with the signature as written."""
         return not self._empty and self._set.Match(text) is not None
 
     def match_starts(self, text: str) -> list[int]:
