@@ -355,4 +355,12 @@ def test_warm_deps_without_click_import_neither_click_nor_packaging(tmp_path):
         assert (code, warm) == (reference.returncode, reference.stdout)
         assert b"'click'" not in modules and b"'packaging'" not in modules
     assert b"'click'" in loaded("deps", "conflicts", "--no-extras")[2]
-    assert b"'click'" in loaded("deps", "tree", extra={"PYTHONIOENCODING": "ascii"})[2]
+    # the graph doctor's DEP001 stored is the one deps reads: the same key (a deps run asks for
+    # the platform section, whose kernel release is a marker variable)
+    shared = tmp_path / "shared"
+    doctor = [sys.executable, "-c", LOADED, "doctor"]  # the same interpreter path: the same graph file
+    subprocess.run(doctor, env=_env(shared), capture_output=True, timeout=120, cwd=tmp_path)
+    assert len(list((shared / "facts").glob("depgraph-*.json"))) == 1
+    argv = [sys.executable, "-c", LOADED, "deps", "tree"]
+    done = subprocess.run(argv, env=_env(shared), capture_output=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0 and b"'packaging'" not in done.stderr and b"'click'" not in done.stderr

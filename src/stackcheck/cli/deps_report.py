@@ -9,11 +9,14 @@ from stackcheck.cli.output import echo_text, emit_json
 
 def graph_of(source):
     """(snapshot, requirement graph) of ``source`` (None: this environment), the graph from
-    the fact cache when it was derived from the same distributions."""
+    the fact cache when it was derived from the same distributions. The platform section is
+    probed (under a millisecond): markers on ``platform_release`` hold as pip evaluates them,
+    and the graph's key is the one ``preflight`` and ``doctor`` store it under, so either
+    warms the other."""
     from stackcheck.deps.graph import DepGraph
     from stackcheck.environment import obtain
 
-    snapshot = obtain(source, sections=())
+    snapshot = obtain(source, sections=("platform",))
     if snapshot.packages.status != "ok":
         from stackcheck.errors import InputError
 
