@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from stackcheck import versions
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
-from stackcheck.versions import parse_version
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
+    from packaging.version import Version
 
-__all__ = ["DistIndex", "RequirementStatus", "marker_environment", "parse_requirement"]
+__all__ = ["DistIndex", "RequirementStatus", "marker_environment", "parse_requirement", "parse_version"]
 
 _SYS_PLATFORM = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}
 _OS_NAME = {"Linux": "posix", "Darwin": "posix", "Windows": "nt"}
@@ -66,12 +65,22 @@ def _machine_from_tag(tag: str) -> str:
     return tag.rsplit("-", 1)[-1] if "-" in tag else ""
 
 
+def parse_version(text: object) -> Version | None:
+    """:func:`stackcheck.versions.parse_version`, imported where first used: importing this
+    module loads no packaging (a warm ``deps`` run never needs it)."""
+    from stackcheck.versions import parse_version as parse
+
+    return parse(text)
+
+
 @lru_cache(maxsize=4096)
 def parse_requirement(text: str) -> Requirement | None:
     """A PEP 508 requirement, ``None`` when invalid (a version longer than
     :data:`stackcheck.versions.MAX_VERSION_CHARS` included: no operation on it could run)."""
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier
+
+    from stackcheck import versions
 
     try:
         req = Requirement(text)

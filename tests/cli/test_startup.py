@@ -292,6 +292,12 @@ def _comparable(out: bytes) -> bytes:
         (["doctor"], {"FORCE_COLOR": "1"}),
         (["doctor", "--json"], {}),
         (["doctor", "--strict"], {}),  # not taken
+        (["deps", "conflicts"], {}),
+        (["deps", "conflicts", "--json"], {}),
+        (["deps", "tree"], {}),
+        (["deps", "tree", "--json"], {}),
+        (["deps", "conflicts", "--no-extras"], {}),  # not taken
+        (["deps", "tree", "--depth", "1"], {}),  # not taken
     ],
 )
 def test_preflight_and_doctor_without_click_are_the_commands_output(tmp_path, args, colour):
@@ -327,3 +333,34 @@ def test_preflight_without_click_imports_no_click_but_not_on_an_ascii_stdout(tmp
     doctor = [sys.executable, "-c", LOADED, "doctor"]
     done = subprocess.run(doctor, env=_env(tmp_path), capture_output=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 1 and b"'click'" not in done.stderr
+
+
+def test_warm_deps_without_click_import_neither_click_nor_packaging(tmp_path):
+    """``deps conflicts`` and ``deps tree``, plain: no click; warm (the graph from the fact
+    cache, pip's wording of each conflict with it), no packaging either; what click's commands
+    print, cold and warm. Other arguments, and an ASCII stdout, go through click."""
+
+    def loaded(*args, extra=None) -> tuple[int, bytes, bytes]:
+        argv = [sys.executable, "-c", LOADED, *args]
+        done = subprocess.run(argv, env=_env(tmp_path, extra), capture_output=True, timeout=120, cwd=tmp_path)
+        return done.returncode, done.stdout, done.stderr
+
+    for command in ("conflicts", "tree"):
+        reference = subprocess.run(clicks("deps", command), env=_env(None), capture_output=True, cwd=tmp_path)
+        code, cold, modules = loaded("deps", command)
+        assert (code, cold) == (reference.returncode, reference.stdout)
+        derived = command == "conflicts"  # the first run derives the graph; tree's first is warm
+        assert b"'click'" not in modules and (b"'packaging'" in modules) == derived
+        code, warm, modules = loaded("deps", command)
+        assert (code, warm) == (reference.returncode, reference.stdout)
+        assert b"'click'" not in modules and b"'packaging'" not in modules
+    assert b"'click'" in loaded("deps", "conflicts", "--no-extras")[2]
+    # the graph doctor's DEP001 stored is the one deps reads: the same key (a deps run asks for
+    # the platform section, whose kernel release is a marker variable)
+    shared = tmp_path / "shared"
+    doctor = [sys.executable, "-c", LOADED, "doctor"]  # the same interpreter path: the same graph file
+    subprocess.run(doctor, env=_env(shared), capture_output=True, timeout=120, cwd=tmp_path)
+    assert len(list((shared / "facts").glob("depgraph-*.json"))) == 1
+    argv = [sys.executable, "-c", LOADED, "deps", "tree"]
+    done = subprocess.run(argv, env=_env(shared), capture_output=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0 and b"'packaging'" not in done.stderr and b"'click'" not in done.stderr

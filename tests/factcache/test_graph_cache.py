@@ -29,6 +29,7 @@ def facts(graph: DepGraph):
         graph.invalid,
         graph.problems(),
         graph.problems(include_extras=False),
+        [graph.message(p) for p in graph.problems()],
         graph.roots(),
         graph.tree(),
         {k: graph.why(k) for k in graph.nodes},
@@ -139,6 +140,8 @@ def test_any_change_to_the_distribution_set_derives_again(cache, change):
         lambda e: e.__setitem__("invalid", [["x"]]),
         lambda e: e.__setitem__("edges", []),
         lambda e: e.pop("specs"),
+        lambda e: e.pop("shown"),
+        lambda e: e.__setitem__("shown", {"beta>=2": 2}),
     ],
     ids=[
         "state",
@@ -152,6 +155,8 @@ def test_any_change_to_the_distribution_set_derives_again(cache, change):
         "invalid-shape",
         "edges-list",
         "no-specs",
+        "no-shown",
+        "shown-type",
     ],
 )
 def test_a_cached_graph_of_another_shape_is_derived_again(cache, edit):
@@ -162,3 +167,42 @@ def test_a_cached_graph_of_another_shape_is_derived_again(cache, edit):
     path.write_text(json.dumps(data))
     graph = DepGraph(env_snapshot(), cache=True)
     assert not graph.from_cache and facts(graph) == facts(DepGraph(env_snapshot()))
+
+
+def test_a_warm_graph_words_its_conflicts_from_the_cache_and_imports_no_packaging(cache, tmp_path):
+    """pip's wording of a mismatched requirement is kept with the graph: a warm ``deps`` run
+    prints it without parsing a requirement (and without importing packaging at all)."""
+    import subprocess
+    import sys
+
+    snap = make_snapshot(dist("alpha", "1.0", "Beta >= 3"), dist("beta", "2.0"))
+    built = DepGraph(snap)
+    [problem] = built.problems()
+    expected = "alpha 1.0 has requirement Beta>=3, but you have beta 2.0."
+    assert built.message(problem) == problem.message() == expected
+    DepGraph(snap, cache=True)
+    [path] = (cache / "facts").glob("depgraph-*.json")
+    data = json.loads(path.read_text())
+    assert data["entries"]["shown"] == {"Beta >= 3": "Beta>=3"}
+    data["entries"]["shown"]["Beta >= 3"] = "Beta>=3 (from the cache)"
+    path.write_text(json.dumps(data))
+    read = DepGraph(snap, cache=True)
+    assert read.from_cache and read.message(read.problems()[0]) == expected.replace(
+        "3,", "3 (from the cache),"
+    )
+    snapshot_file = tmp_path / "snap.json"
+    snapshot_file.write_bytes(msgspec.json.encode(snap))
+    code = (
+        "import sys\nfrom stackcheck.environment import load_snapshot\n"
+        "from stackcheck.deps.graph import DepGraph\n"
+        f"g = DepGraph(load_snapshot({str(snapshot_file)!r}), cache=True)\n"
+        "print(g.from_cache, [g.message(p) for p in g.problems()], g.tree()[0]['requires'][0]['required'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('packaging') or m == 'stackcheck.versions'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.splitlines() == [
+        "True ['alpha 1.0 has requirement Beta>=3 (from the cache), but you have beta 2.0.'] >=3",
+        "[]",
+    ]

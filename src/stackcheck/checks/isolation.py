@@ -105,6 +105,10 @@ def duplicates(ctx):
         yield skip
         return
     pk = ctx.snapshot.packages
+    projects = {normalize_name(d.name) for d in pk.distributions}
+    if len(projects) == len(pk.distributions):  # no name twice: nothing to group, order or merge
+        yield ok(observed=f"{len(projects)} projects, one copy each")
+        return
     py = ctx.snapshot.python
     origins = _origins(py)
     order = {_norm(e): i for i, e in reversed(list(enumerate(py.sys_path)))}

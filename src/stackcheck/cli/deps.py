@@ -24,18 +24,6 @@ def deps():
     """
 
 
-def _graph(source):
-    from stackcheck.deps.graph import DepGraph
-    from stackcheck.environment import obtain
-
-    snapshot = obtain(source, sections=())
-    if snapshot.packages.status != "ok":
-        from stackcheck.errors import InputError
-
-        raise InputError(f"{source.value or 'this environment'}: no package list to build the graph from")
-    return snapshot, DepGraph(snapshot, cache=True)
-
-
 @deps.command(short_help="Missing and conflicting requirements (like pip check, plus extras).")
 @source_options("python", "snapshot", importers=False)
 @click.option("--no-extras", is_flag=True, help="Only base requirements (exactly what `pip check` reports).")
@@ -47,39 +35,9 @@ def conflicts(source, no_extras, as_json):
     Base requirements give the same findings as `pip check`; requirements switched on by an
     extra that another installed package asks for are listed too, marked with the extra.
     """
-    snapshot, graph = _graph(source)
-    problems = graph.problems(include_extras=not no_extras)
-    if as_json:
-        emit_json(
-            {
-                "python": snapshot.python.executable,
-                "distributions": len(graph.nodes),
-                "conflicts": [
-                    {
-                        "package": p.package,
-                        "version": p.version,
-                        "requirement": p.requirement,
-                        "name": p.name,
-                        "state": p.state,
-                        "installed": p.installed,
-                        "via_extra": p.via_extra,
-                        "required_by": graph.chain(p.package)[:-1],
-                        "message": p.message(),
-                    }
-                    for p in problems
-                ],
-                "invalid_requirements": [{"package": k, "requirement": t} for k, t in graph.invalid],
-            }
-        )
-    else:
-        for p in problems:
-            chain = graph.chain(p.package)
-            _echo(p.message() + (f"  (required by {' -> '.join(chain[:-1])})" if len(chain) > 1 else ""))
-        for key, text in graph.invalid:
-            _echo(f"{key}: unparsable requirement {text!r}")
-        if not problems:
-            click.echo(f"No broken requirements found ({len(graph.nodes)} distributions).")
-    finish(1 if problems else 0)
+    from stackcheck.cli import deps_report
+
+    finish(deps_report.conflicts(source, no_extras=no_extras, as_json=as_json))
 
 
 @deps.command(short_help="The paths from what you installed down to PACKAGE.")
@@ -89,10 +47,12 @@ def conflicts(source, no_extras, as_json):
 @no_cache_option
 def why(package, source, as_json):
     """Why PACKAGE is installed: the paths from what you installed down to it."""
+    from stackcheck.cli.deps_report import echo as _echo
+    from stackcheck.cli.deps_report import graph_of
     from stackcheck.errors import InputError
     from stackcheck.models.snapshot import normalize_name
 
-    snapshot, graph = _graph(source)
+    snapshot, graph = graph_of(source)
     key = normalize_name(package)
     if key not in graph.nodes:
         raise InputError(f"{package}: not installed in {snapshot.python.executable or 'this environment'}")
@@ -122,14 +82,6 @@ def why(package, source, as_json):
     finish(0)
 
 
-def _echo(*lines: str) -> None:
-    """Names, versions and requirement texts come from the environment's metadata: one line
-    each, control characters shown escaped."""
-    from stackcheck.identifiers import printable
-
-    click.echo("\n".join(printable(line) for line in lines))
-
-
 def _label(graph, key: str) -> str:
     dist = graph.nodes.get(key)
     return f"{dist.name} {dist.version}" if dist else key
@@ -144,43 +96,6 @@ def _label(graph, key: str) -> str:
 def tree(packages, source, depth, as_json):
     """The requirement tree from PACKAGES (default: what you installed, plus what nothing
     requires). A subtree shown once is marked `(see above)` instead of repeated."""
-    from stackcheck.errors import InputError
-    from stackcheck.models.snapshot import normalize_name
+    from stackcheck.cli import deps_report
 
-    snapshot, graph = _graph(source)
-    for p in packages:
-        if normalize_name(p) not in graph.nodes:
-            raise InputError(f"{p}: not installed in {snapshot.python.executable or 'this environment'}")
-    trees = graph.tree(list(packages) or None)
-    if as_json:
-        emit_json({"python": snapshot.python.executable, "tree": trees})
-    else:
-        lines: list[str] = []
-        for node in trees:
-            _render(node, 0, depth, lines)
-        _echo(*lines)
-    finish(0)
-
-
-_STATE = {"missing": " MISSING", "mismatch": " CONFLICT"}
-
-
-def _render(node: dict, level: int, depth: int | None, out: list[str]) -> None:
-    indent = "  " * level
-    head = f"{node['name']} {node['version'] or ''}".rstrip()
-    if "required" in node:
-        head = (
-            f"{indent}- {node['name']} [required: {node['required']}, "
-            f"installed: {node['version'] or '-'}{_STATE.get(node['state'], '')}]"
-        )
-        if node.get("via_extra"):
-            head += f" (extra {node['via_extra']})"
-    if node.get("repeated"):
-        head += " (see above)"
-    if node.get("cycle"):
-        head += " (cycle)"
-    out.append(head)
-    if depth is not None and level >= depth:
-        return
-    for child in node.get("requires", ()):
-        _render(child, level + 1, depth, out)
+    finish(deps_report.tree(source, packages, depth=depth, as_json=as_json))

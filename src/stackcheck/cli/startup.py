@@ -1,8 +1,9 @@
 """What ``stackcheck`` answers before click is imported (importing click costs more than
 starting the interpreter): ``--version``; the ``--help`` page of the top group or of one
 command, served from a cache of the page click itself wrote the last time it was asked; and
-``snapshot --json``, ``preflight --profile ID [--json]`` and ``doctor [--json]``, whose
-arguments need no parser (:data:`LIGHT`, :func:`preflight_profile`, :func:`doctor`).
+``snapshot --json``, ``preflight --profile ID [--json]``, ``doctor [--json]`` and ``deps
+conflicts | tree [--json]``, whose arguments need no parser (:data:`LIGHT`,
+:func:`preflight_profile`, :func:`doctor`, :func:`deps`).
 
 A cached page is the bytes click wrote to stdout, kept with two things that must still hold
 for it to be served again:
@@ -42,7 +43,7 @@ def answer(args: list[str]):
     click's answer is a help page to cache, or None (click answers)."""
     if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
         return None
-    light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args)
+    light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args) or deps(args)
     if light is not None:
         return light
     if len(args) == 1 and args[0] in VERSION:
@@ -157,6 +158,25 @@ def doctor(args: list[str]):
         from stackcheck.cli.output import judge_environment, show_report
 
         return show_report(judge_environment("doctor"), as_json=len(args) == 2)
+
+    return run
+
+
+def deps(args: list[str]):
+    """``stackcheck deps conflicts [--json]`` and ``deps tree [--json]`` without click: what
+    cli/deps.py's commands run for these arguments; None for any other, and for text output
+    where click.echo would differ."""
+    if len(args) not in (2, 3) or args[0] != "deps" or args[1] not in ("conflicts", "tree"):
+        return None
+    as_json = args[2:] == ["--json"]
+    if (len(args) == 3 and not as_json) or (not as_json and not _plain_stdout()):
+        return None
+
+    def run() -> int:
+        from stackcheck.cli import deps_report
+
+        command = deps_report.conflicts if args[1] == "conflicts" else deps_report.tree
+        return command(None, as_json=as_json)
 
     return run
 

@@ -48,14 +48,20 @@ class Problem:
     installed: str | None
     via_extra: str | None
 
-    def message(self) -> str:
+    def message(self, shown: str | None = None) -> str:
+        """``shown``: the requirement as :func:`shown_requirement` words it, when known."""
         head = f"{self.package} {self.version}"
         if self.via_extra:
             head += f" (extra [{self.via_extra}])"
         if self.state == "missing":
             return f"{head} requires {self.name}, which is not installed."
-        req = parse_requirement(self.requirement)  # pip prints the parsed, normalized form
-        return f"{head} has requirement {req or self.requirement}, but you have {self.name} {self.installed}."
+        shown = shown if shown is not None else shown_requirement(self.requirement)
+        return f"{head} has requirement {shown}, but you have {self.name} {self.installed}."
+
+
+def shown_requirement(text: str) -> str:
+    """A requirement as ``pip check`` prints it: the parsed, normalized form."""
+    return str(parse_requirement(text) or text)
 
 
 class DepGraph:
@@ -79,6 +85,7 @@ class DepGraph:
         self.invalid: list[tuple[str, str]] = []  # (requirer, unparsable Requires-Dist)
         self._marker_cache: dict[tuple[str, str], bool] = {}
         self._specs: dict[str, str] = {}  # requirement text → its shown specifier (cached facts)
+        self._shown: dict[str, str] = {}  # requirement text → pip's wording of it (cached facts)
         self.from_cache = cache and self._load(snapshot)  # the edges were read, not derived
         if not self.from_cache:
             self._build()
@@ -153,6 +160,7 @@ class DepGraph:
                 if e.source != key or e.state not in _STATES or e.requirement not in facts.specs:
                     return False
         self.edges, self.invalid, self._specs = facts.edges, facts.invalid, facts.specs
+        self._shown = facts.shown
         self.extras = {key: set(facts.extras[key]) for key in self.nodes}
         return True
 
@@ -164,6 +172,12 @@ class DepGraph:
             extras={key: sorted(extras) for key, extras in self.extras.items()},
             invalid=self.invalid,
             specs={e.requirement: self.spec(e.requirement) for edges in self.edges.values() for e in edges},
+            shown={
+                e.requirement: self.shown(e.requirement)
+                for edges in self.edges.values()
+                for e in edges
+                if e.state == "mismatch"
+            },
         )
         factcache.store(cache_root(), _cache_name(snapshot), graph_key(snapshot), msgspec.to_builtins(facts))
 
@@ -173,6 +187,18 @@ class DepGraph:
         if found is None:
             found = self._specs[requirement] = _spec_of(requirement)
         return found
+
+    def shown(self, requirement: str) -> str:
+        """How ``pip check`` words a requirement (:func:`shown_requirement`), kept with the graph."""
+        found = self._shown.get(requirement)
+        if found is None:
+            found = self._shown[requirement] = shown_requirement(requirement)
+        return found
+
+    def message(self, problem: Problem) -> str:
+        """:meth:`Problem.message` with the requirement's wording from the graph's facts (a
+        warm run parses no requirement)."""
+        return problem.message(self.shown(problem.requirement) if problem.state == "mismatch" else None)
 
     def _holds(self, req, text: str, extra: str) -> bool:
         key = (text, extra)
@@ -279,12 +305,12 @@ def _code_stamp() -> list:
 
     import stackcheck.deps.index as index_module
     import stackcheck.requirements as requirements_module
-    import stackcheck.versions as versions_module
 
-    packaging = find_spec("packaging")  # found, not imported: an upgrade rewrites its __init__.py
-    ours = (__file__, index_module.__file__, requirements_module.__file__, versions_module.__file__)
+    # found, not imported (a warm run loads no packaging): an upgrade rewrites its __init__.py
+    found = [find_spec(name) for name in ("stackcheck.versions", "packaging")]
+    ours = (__file__, index_module.__file__, requirements_module.__file__)
     out: list = []
-    for path in (*ours, packaging.origin if packaging else None):
+    for path in (*ours, *(spec.origin if spec else None for spec in found)):
         try:
             st = os.stat(path or "")
             out.append([path, st.st_mtime_ns, st.st_size])
@@ -303,6 +329,7 @@ class _GraphFacts(msgspec.Struct):
     extras: dict[str, list[str]]
     invalid: list[tuple[str, str]]
     specs: dict[str, str]  # requirement text → how ``deps tree`` shows it
+    shown: dict[str, str]  # requirement text of a mismatch → how ``pip check`` words it
 
 
 def _cache_name(snapshot: Snapshot) -> str:

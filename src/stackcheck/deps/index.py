@@ -10,8 +10,13 @@ from __future__ import annotations
 import os
 
 from stackcheck.models.snapshot import Distribution, normalize_name
-from stackcheck.requirements import DistIndex, RequirementStatus, marker_environment, parse_requirement
-from stackcheck.versions import parse_version  # never raises; deps.graph and checks import it from here
+from stackcheck.requirements import (  # parse_version never raises; deps.graph and checks import it from here
+    DistIndex,
+    RequirementStatus,
+    marker_environment,
+    parse_requirement,
+    parse_version,
+)
 
 __all__ = [
     "DistIndex",

@@ -302,11 +302,19 @@ class Snapshot(msgspec.Struct, kw_only=True, dict=True):
 def normalize_name(name: str) -> str:
     """PEP 503 normalization (``Foo_Bar.baz`` → ``foo-bar-baz``): what packaging's
     ``canonicalize_name`` returns (a property test holds them equal), without importing
-    packaging, whose import is most of a ``snapshot`` run's own work."""
-    return _NAME_SEPARATORS.sub("-", name.lower())  # lower first: "Z.Σ" ends in ς, "Z-Σ" in σ
+    packaging, whose import is most of a ``snapshot`` run's own work. Remembered: the checks
+    ask for each installed name several times (at most :data:`_NAMES_KEPT` names are kept)."""
+    found = _NORMALIZED.get(name)
+    if found is None:
+        found = _NAME_SEPARATORS.sub("-", name.lower())  # lower first: "Z.Σ" ends in ς, "Z-Σ" in σ
+        if len(_NORMALIZED) < _NAMES_KEPT:
+            _NORMALIZED[name] = found
+    return found
 
 
 _NAME_SEPARATORS = re.compile(r"[-_.]+")  # PEP 503: runs of these are one "-"
+_NORMALIZED: dict[str, str] = {}
+_NAMES_KEPT = 1 << 16
 
 
 def snapshot_digest(snapshot: Snapshot) -> str:
