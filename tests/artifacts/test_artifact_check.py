@@ -9,6 +9,8 @@ import pickle
 import subprocess
 import sys
 
+import pytest
+
 from tests.artifacts.conftest import edit_json, header_of, rewrite, write_safetensors
 from tests.factories import run_cli
 
@@ -374,3 +376,53 @@ def test_adapter_declares_another_revision_of_a_hub_base(built, copy, tmp_path, 
     edit_json(a / "adapter_config.json", revision=at)
     _, f = findings(capsys, str(a), "--base", str(base))
     assert f["ART014"][0]["verdict"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "field", "value", "expected"),
+    [
+        ("adapter", "adapter_config.json", "r", "x", "a positive integer"),
+        ("adapter", "adapter_config.json", "r", -4, "a positive integer"),
+        ("adapter", "adapter_config.json", "lora_alpha", "x", "a number"),
+        (
+            "adapter",
+            "adapter_config.json",
+            "rank_pattern",
+            "x",
+            "an object of module name → positive integer",
+        ),
+        (
+            "adapter",
+            "adapter_config.json",
+            "rank_pattern",
+            {"q_proj": "x"},
+            "an object of module name → positive integer",
+        ),
+        ("adapter", "adapter_config.json", "alpha_pattern", [1], "an object of module name → number"),
+        ("adapter", "adapter_config.json", "modules_to_save", 5, "a list of module names"),
+        ("adapter", "adapter_config.json", "target_modules", 5, "a module name or a list of them"),
+        ("adapter_tokens", "tokenizer.json", "added_tokens", 5, "a list of added tokens"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_one_line_and_exit_2(copy, capsys, name, file, field, value, expected):
+    art = copy(name)
+    edit_json(art / file, **{field: value})
+    for argv in (
+        ("artifact", "check", str(art)),
+        ("artifact", "register", "x", str(art), "--registry", str(art / "r.json")),
+    ):
+        code, out, err = run_cli(capsys, *argv)
+        assert (code, out) == (2, "")
+        assert err == f"stackcheck: error: {art / file}: {field}: expected {expected}\n"
+    assert not (art / "r.json").exists()
+
+
+def test_a_config_with_absurdly_many_layers_is_judged_in_bounded_memory(copy, capsys):
+    m = copy("llama")
+    edit_json(m / "config.json", num_hidden_layers=10**30)
+    code, by_id = findings(capsys, str(m))
+    assert code == 1
+    assert by_id["ART003"][0]["verdict"] == "blocked"
+    assert by_id["ART003"][0]["observed"] == (
+        "config.json: num_hidden_layers 1000000000000000000000000000000: expected at most 100000"
+    )

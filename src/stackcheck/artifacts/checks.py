@@ -369,6 +369,13 @@ def _shards(art: Artifact) -> Iterator[CheckResult]:
         )
 
 
+MAX_LAYERS = 100_000  # far above any published model (a few hundred layers)
+OTHER_CONFIG = (
+    "config.json and the weights come from different models: copy the config.json that was saved "
+    "with these weights"
+)
+
+
 def _dims(cfg: dict[str, Any]) -> dict[str, int] | None:
     try:
         hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
@@ -408,6 +415,14 @@ def _shapes(art: Artifact) -> Iterator[CheckResult]:
         return
     name, family = fam
     layers = dims["num_hidden_layers"]
+    if layers > MAX_LAYERS:  # the expected tensor names are listed per layer: bounded memory
+        yield _result(
+            "ART003",
+            "blocked",
+            f"config.json: num_hidden_layers {layers}: expected at most {MAX_LAYERS}",
+            OTHER_CONFIG,
+        )
+        return
     missing, wrong = [], []
     lost = {t for t, shard in art.weight_map.items() if shard in art.missing_shards}  # ART001's
     for template, axes in family["tensors"].items():
@@ -447,8 +462,7 @@ def _shapes(art: Artifact) -> Iterator[CheckResult]:
         + " "
         + command(str(art.root), "OUT_DIR")
         if vocab_only
-        else "config.json and the weights come from different models: copy the config.json that was saved "
-        "with these weights, or re-save both from the trained model with model.save_pretrained(OUT_DIR)"
+        else OTHER_CONFIG + ", or re-save both from the trained model with model.save_pretrained(OUT_DIR)"
     )
     yield _result("ART003", "blocked", "; ".join(parts), fix, evidence={"family": name})
 

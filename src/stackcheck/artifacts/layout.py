@@ -97,6 +97,43 @@ def _object(path: Path, what: str) -> dict[str, Any] | None:
     return doc
 
 
+def _positive_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(m, str) for m in v)
+
+
+# adapter_config.json fields the checks compute with: what each must be when present (null is absent)
+_ADAPTER_FIELDS: dict[str, tuple[str, Any]] = {
+    "r": ("a positive integer", _positive_int),
+    "lora_alpha": ("a number", _number),
+    "rank_pattern": (
+        "an object of module name → positive integer",
+        lambda v: isinstance(v, dict) and all(map(_positive_int, v.values())),
+    ),
+    "alpha_pattern": (
+        "an object of module name → number",
+        lambda v: isinstance(v, dict) and all(map(_number, v.values())),
+    ),
+    "target_modules": ("a module name or a list of them", lambda v: isinstance(v, str) or _names(v)),
+    "modules_to_save": ("a list of module names", _names),
+}
+
+
+def _adapter_config(path: Path) -> dict[str, Any] | None:
+    doc = _object(path, "adapter config")
+    for name, (expected, valid) in _ADAPTER_FIELDS.items():
+        if doc is not None and doc.get(name) is not None and not valid(doc[name]):
+            raise InputError(f"{path}: {name}: expected {expected}")
+    return doc
+
+
 def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
     """The facts of the artifact at ``path``: a model or adapter directory, or one safetensors
     file. ``pickles``: also scan every pickle in it (by opcode)."""
@@ -112,7 +149,7 @@ def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
         return art
     art = Artifact(root=p)
     art.config = _object(p / "config.json", "model config")
-    art.adapter_config = _object(p / "adapter_config.json", "adapter config")
+    art.adapter_config = _adapter_config(p / "adapter_config.json")
     art.generation_config = _object(p / "generation_config.json", "generation config")
     art.tokenizer = _tokenizer(p)
     _walk(art, pickles)
@@ -257,7 +294,10 @@ def _tokenizer(root: Path) -> Tokenizer | None:
         elif isinstance(vocab, list):
             tok.vocab = len(vocab)
             ids.append(len(vocab) - 1)
-        for entry in fast.get("added_tokens") or []:
+        added = fast.get("added_tokens") or []
+        if not isinstance(added, list):
+            raise InputError(f"{root / 'tokenizer.json'}: added_tokens: expected a list of added tokens")
+        for entry in added:
             if isinstance(entry, dict) and isinstance(entry.get("id"), int):
                 tok.added.append((entry["id"], str(entry.get("content", ""))))
     cfg = _object(root / "tokenizer_config.json", "tokenizer config") or {}
