@@ -71,6 +71,19 @@ def export_records(entries, *, experiment: str = "stackcheck", tracking_uri: str
     """One MLflow run per ledger entry (:class:`stackcheck.results.ledger.Entry`). Returns
     ``{"record", "run", "exported"}`` per entry (``exported`` False: it was there already)."""
     mlflow = _mlflow()
+    from mlflow.exceptions import MlflowException
+
+    from stackcheck.redaction import redact_text
+
+    try:
+        return _export(mlflow, entries, experiment, tracking_uri)
+    except (MlflowException, OSError) as exc:  # an unreachable or refusing tracker: one line
+        uri = redact_text(tracking_uri or mlflow.get_tracking_uri())
+        reason = redact_text(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        raise InputError(f"MLflow at {uri}: cannot export: {reason}") from None
+
+
+def _export(mlflow, entries, experiment: str, tracking_uri: str | None) -> list[dict]:
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
     from stackcheck.integrations.facts import record_identity, record_tags
