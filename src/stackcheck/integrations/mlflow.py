@@ -73,14 +73,12 @@ def export_records(entries, *, experiment: str = "stackcheck", tracking_uri: str
     mlflow = _mlflow()
     from mlflow.exceptions import MlflowException
 
-    from stackcheck.redaction import redact_text
+    from stackcheck.integrations.facts import cannot_export
 
     try:
         return _export(mlflow, entries, experiment, tracking_uri)
     except (MlflowException, OSError) as exc:  # an unreachable or refusing tracker: one line
-        uri = redact_text(tracking_uri or mlflow.get_tracking_uri())
-        reason = redact_text(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-        raise InputError(f"MLflow at {uri}: cannot export: {reason}") from None
+        raise cannot_export("MLflow", tracking_uri or mlflow.get_tracking_uri(), exc) from None
 
 
 def _export(mlflow, entries, experiment: str, tracking_uri: str | None) -> list[dict]:
