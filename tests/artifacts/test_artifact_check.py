@@ -426,3 +426,22 @@ def test_a_config_with_absurdly_many_layers_is_judged_in_bounded_memory(copy, ca
     assert by_id["ART003"][0]["observed"] == (
         "config.json: num_hidden_layers 1000000000000000000000000000000: expected at most 100000"
     )
+
+
+def test_a_check_that_crashes_is_an_error_never_ok_and_never_a_traceback(built, capsys, monkeypatch):
+    from stackcheck.artifacts import checks
+
+    def boom(cfg):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(checks, "_rank", boom)
+    code, out, err = run_cli(
+        capsys, "artifact", "check", str(built / "adapter"), "--base", str(built / "llama")
+    )
+    assert code == 1 and "Traceback" not in err
+    assert out.splitlines()[0] == "artifact: ERROR"
+    code, by_id = findings(capsys, str(built / "adapter"), "--base", str(built / "llama"))
+    assert code == 1
+    assert verdicts(by_id)["ART010"] == "ok"  # what the family yielded before the crash is kept
+    assert verdicts(by_id)["ART011"] == "error"
+    assert by_id["ART011"][0]["reason"].startswith("internal error in check ART011: RuntimeError: boom; ")

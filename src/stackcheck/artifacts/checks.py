@@ -283,22 +283,44 @@ def _py(source: str) -> str:
 
 def judge_artifact(art: Artifact, base: Artifact | None, opts: Options) -> list[CheckResult]:
     """Every ART finding about ``art`` (and its ``base``, for an adapter), in ID order."""
-    out: list[CheckResult] = []
+    families: list[tuple[Iterator[CheckResult], tuple[str, ...]]] = []
     if art.headers or art.missing_shards or art.index_file:
-        out += _shards(art)
-        out += _shapes(art)
-        out += _tie(art)
-        out += _dtype(art)
-    out += _wrapped(art)
-    out += _distcp(art)
+        families += [
+            (_shards(art), ("ART001", "ART002", "ART008")),
+            (_shapes(art), ("ART003",)),
+            (_tie(art), ("ART004",)),
+            (_dtype(art), ("ART005",)),
+        ]
+    families += [(_wrapped(art), ("ART006",)), (_distcp(art), ("ART007",))]
     if art.is_adapter:
-        out += _adapter(art, base, opts)
+        families.append((_adapter(art, base, opts), tuple(f"ART01{i}" for i in range(7))))
     if art.tokenizer is not None:
-        out += _tokenizer(art, base, opts)
-    out += _pickles(art)
-    out += _onnx(art)
-    out += _gguf(art)
+        families.append((_tokenizer(art, base, opts), ("ART020", "ART021", "ART022")))
+    families += [(_pickles(art), ("ART030",)), (_onnx(art), ("ART040", "ART041")), (_gguf(art), ("ART050",))]
+    out: list[CheckResult] = []
+    for findings, ids in families:
+        out += _guarded(findings, ids)
     return sorted(out, key=lambda c: c.id)
+
+
+def _guarded(findings: Iterator[CheckResult], ids: tuple[str, ...]) -> list[CheckResult]:
+    """The findings of one family of checks (``ids``); one that raises keeps what it yielded
+    and adds an ``error`` result on the first ID it had not reached: a bug in a check never
+    passes the artifact, nor ends the command with a traceback."""
+    from stackcheck.errors import InputError
+    from stackcheck.models.finding import internal_error
+
+    out: list[CheckResult] = []
+    try:
+        out.extend(findings)
+    except InputError:
+        raise
+    except Exception as exc:
+        done = {c.id for c in out}
+        at = next((i for i in ids if i not in done), ids[-1])
+        reason = internal_error(exc, f"check {at}")
+        out.append(CheckResult(id=at, title=CHECKS[at].title, verdict="error", reason=reason))
+    return out
 
 
 # ---- checkpoint ------------------------------------------------------------------------
