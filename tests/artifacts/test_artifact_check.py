@@ -445,3 +445,15 @@ def test_a_check_that_crashes_is_an_error_never_ok_and_never_a_traceback(built, 
     assert verdicts(by_id)["ART010"] == "ok"  # what the family yielded before the crash is kept
     assert verdicts(by_id)["ART011"] == "error"
     assert by_id["ART011"][0]["reason"].startswith("internal error in check ART011: RuntimeError: boom; ")
+
+
+def test_a_file_no_check_reads_is_one_line_not_ok(tmp_path, capsys):
+    for name, data in (("notes.json", b'{"a": 1}'), ("empty.bin", b""), ("README.md", b"# model\n")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        code, out, err = run_cli(capsys, "artifact", "check", str(path))
+        assert (code, out) == (2, "")
+        assert err == (
+            f"stackcheck: error: {path}: not a safetensors, ONNX, GGUF or pickle file "
+            "(expected one of those, or a model or adapter directory)\n"
+        )

@@ -146,6 +146,11 @@ def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
             _add_shard(art, p.name)
         elif not _formats(art, [p]) and pickles:
             _scan_pickle(art, p, p.name)
+            if not art.pickles:  # nothing here any check reads: not an "OK" artifact
+                raise InputError(
+                    f"{p}: not a safetensors, ONNX, GGUF or pickle file "
+                    "(expected one of those, or a model or adapter directory)"
+                )
         return art
     art = Artifact(root=p)
     art.config = _object(p / "config.json", "model config")
