@@ -77,3 +77,16 @@ def test_mount_and_switch_on_a_loaded_model(built, tmp_path):
     assert [i["name"] for i in ids] == ["short", "wide", "short"]
     assert ids[0]["weights_sha256"] == one.identity.weights_sha256
     assert ids[1]["weights_sha256"] == two.identity.weights_sha256 and ids[1]["r"] == 64
+
+
+def test_register_into_an_unwritable_registry_is_one_line(built, tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    where = tmp_path / "a-file" / "adapters.json"
+    code, out, err = run_cli(
+        capsys, "artifact", "register", "chat", str(built / "adapter"), "--registry", str(where)
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        f"stackcheck: error: {where}: cannot write the adapter registry: "
+        f"{tmp_path / 'a-file'} is a file, not a directory\n"
+    )

@@ -64,7 +64,13 @@ def write_outputs(run: BenchRun, out_dir: str | os.PathLike) -> list[Path]:
         "matrix.md": matrix.markdown(run),
         "pytest-benchmark.json": msgspec.json.format(pb, indent=2) + b"\n",
     }
-    return [atomic_write(out / name, data) for name, data in files.items()]
+    written = []
+    for name, data in files.items():
+        try:
+            written.append(atomic_write(out / name, data))
+        except OSError as exc:
+            raise cannot_write(out / name, "the run", exc) from None
+    return written
 
 
 def run_and_write(

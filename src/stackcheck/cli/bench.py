@@ -201,9 +201,12 @@ def matrix_cmd(run_file, fmt, output):
         doc = run if fmt == "json" else matrix.to_pytest_benchmark(run)
         data = (msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n").decode()
     if output:
-        from stackcheck.fileio import atomic_write
+        from stackcheck.fileio import atomic_write, cannot_write
 
-        atomic_write(output, data)
+        try:
+            atomic_write(output, data)
+        except OSError as exc:
+            raise cannot_write(output, "the matrix", exc) from None
     else:
         click.echo(data, nl=False)
     finish(0)
