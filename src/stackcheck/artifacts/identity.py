@@ -12,6 +12,7 @@ from pathlib import Path
 
 from stackcheck.artifacts.layout import Artifact, gather
 from stackcheck.models.result import AdapterIdentity
+from stackcheck.redaction import redact_text
 
 __all__ = ["ArtifactIdentity", "file_sha256", "hub_snapshot", "identify"]
 
@@ -74,8 +75,9 @@ def identify(
         alpha = acfg.get("lora_alpha")
         ident.adapter = AdapterIdentity(
             name=name or art.root.name,
-            base_model=str(acfg.get("base_model_name_or_path") or ""),
-            base_revision=str(acfg.get("revision") or ""),
+            # a hub URL may carry a token (https://user:hf_…@host/…): never stored or printed
+            base_model=redact_text(str(acfg.get("base_model_name_or_path") or "")),
+            base_revision=redact_text(str(acfg.get("revision") or "")),
             weights_sha256=ident.files.get(art.adapter_weights or "", ""),
             config_sha256=ident.files["adapter_config.json"],
             tokenizer_sha256=tok.digest if tok is not None else "",
