@@ -4,6 +4,7 @@ what it writes)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -215,3 +216,17 @@ def test_run_files_over_a_directory_are_one_line(tmp_path):
     with pytest.raises(InputError) as err:
         write_outputs(RUN, tmp_path)
     assert str(err.value) == f"{tmp_path / 'matrix.txt'}: cannot write the run: Is a directory"
+
+
+def test_a_json_object_that_is_no_run_is_refused(cli_main, tmp_path):
+    good = tmp_path / "bench.json"
+    good.write_bytes(msgspec.json.encode(RUN))
+    for doc, missing in (({}, "kind, cases"), ({"kind": "stackcheck-bench"}, "cases")):
+        bad = tmp_path / "other.json"
+        bad.write_text(json.dumps(doc))
+        expected = (
+            f"stackcheck: error: {bad}: no {missing}: expected a bench.json (bench run -o) "
+            "or a pytest-benchmark JSON\n"
+        )
+        assert cli_main("bench", "matrix", str(bad)) == (2, "", expected)
+        assert cli_main("bench", "compare", str(good), str(bad)) == (2, "", expected)
