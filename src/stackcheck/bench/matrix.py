@@ -291,6 +291,7 @@ def load_run(path: str | os.PathLike) -> BenchRun:
         from stackcheck.errors import InputError
 
         raise InputError(
-            f"{where}: no {', '.join(missing)}: expected a bench.json (bench run -o) or a pytest-benchmark JSON"
+            f"{where}: no {', '.join(missing)}: expected a bench.json (bench run -o) "
+            "or a pytest-benchmark JSON"
         )
     return run
