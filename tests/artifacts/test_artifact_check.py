@@ -457,3 +457,16 @@ def test_a_file_no_check_reads_is_one_line_not_ok(tmp_path, capsys):
             f"stackcheck: error: {path}: not a safetensors, ONNX, GGUF or pickle file "
             "(expected one of those, or a model or adapter directory)\n"
         )
+
+
+def test_a_chat_template_above_the_json_cap_is_refused_before_reading(copy, capsys):
+    m = copy("llama")
+    template = m / "chat_template.jinja"
+    with open(template, "wb") as fh:
+        fh.truncate(65 * 1024 * 1024)  # sparse: nothing is written
+    code, out, err = run_cli(capsys, "artifact", "check", str(m))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"stackcheck: error: {template}: {65 * 1024 * 1024} bytes, larger than the {64 * 1024 * 1024}-byte "
+        "limit for a chat template\n"
+    )

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stackcheck.artifacts.layout import Artifact, gather
+from stackcheck.artifacts.layout import Artifact, file_sha256, gather
 from stackcheck.models.result import AdapterIdentity
 from stackcheck.redaction import redact_text
 
@@ -37,14 +37,6 @@ def hub_snapshot(path: str | os.PathLike) -> tuple[str, str] | None:
     """(ORG/NAME, commit) when ``path`` lies in a Hugging Face cache snapshot, else None."""
     m = _HUB_SNAPSHOT.search(str(Path(path).absolute()))
     return (m.group("repo").replace("--", "/", 1), m.group("rev")) if m else None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def identify(

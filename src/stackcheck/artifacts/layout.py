@@ -19,7 +19,7 @@ from typing import Any
 from stackcheck.artifacts.headers import Header, read_header
 from stackcheck.errors import InputError
 
-__all__ = ["Artifact", "Tokenizer", "gather", "read_json"]
+__all__ = ["Artifact", "Tokenizer", "file_sha256", "gather", "read_json"]
 
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a tokenizer.json of a 256k vocabulary is about 35 MB
 MAX_FILES = 20_000  # files looked at for pickles and distributed-checkpoint shards
@@ -73,6 +73,15 @@ class Artifact:
         """The header entry of ``name`` in the first shard that holds it, or None."""
         shards = self.locations.get(name)
         return self.headers[shards[0]].tensors[name] if shards else None
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file at ``path``, read in 1 MiB pieces (bounded memory at any size)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_json(path: Path, what: str) -> Any:
@@ -321,7 +330,12 @@ def _tokenizer(root: Path) -> Tokenizer | None:
     _chat_template(root, tok, cfg)
     digest = hashlib.sha256()
     for name in tok.files:
-        digest.update(name.encode() + b"\0" + hashlib.sha256((root / name).read_bytes()).digest())
+        try:
+            digest.update(name.encode() + b"\0" + bytes.fromhex(file_sha256(root / name)))
+        except OSError as exc:
+            raise InputError(
+                f"{root / name}: cannot read the tokenizer file: {exc.strerror or exc}"
+            ) from None
     tok.digest = digest.hexdigest()
     return tok
 
@@ -333,6 +347,12 @@ def _chat_template(root: Path, tok: Tokenizer, cfg: dict[str, Any]) -> None:
     if (root / "chat_template.jinja").is_file():
         from stackcheck.fileio import read_text
 
+        size = (root / "chat_template.jinja").stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise InputError(
+                f"{root / 'chat_template.jinja'}: {size} bytes, larger than the {MAX_JSON_BYTES}-byte "
+                "limit for a chat template"
+            )
         tok.chat_template, tok.template_file = (
             read_text(root / "chat_template.jinja", "chat template"),
             ("chat_template.jinja"),
