@@ -9,6 +9,8 @@ import pickle
 import subprocess
 import sys
 
+import pytest
+
 from tests.artifacts.conftest import edit_json, header_of, rewrite, write_safetensors
 from tests.factories import run_cli
 
@@ -374,3 +376,97 @@ def test_adapter_declares_another_revision_of_a_hub_base(built, copy, tmp_path, 
     edit_json(a / "adapter_config.json", revision=at)
     _, f = findings(capsys, str(a), "--base", str(base))
     assert f["ART014"][0]["verdict"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "field", "value", "expected"),
+    [
+        ("adapter", "adapter_config.json", "r", "x", "a positive integer"),
+        ("adapter", "adapter_config.json", "r", -4, "a positive integer"),
+        ("adapter", "adapter_config.json", "lora_alpha", "x", "a number"),
+        (
+            "adapter",
+            "adapter_config.json",
+            "rank_pattern",
+            "x",
+            "an object of module name → positive integer",
+        ),
+        (
+            "adapter",
+            "adapter_config.json",
+            "rank_pattern",
+            {"q_proj": "x"},
+            "an object of module name → positive integer",
+        ),
+        ("adapter", "adapter_config.json", "alpha_pattern", [1], "an object of module name → number"),
+        ("adapter", "adapter_config.json", "modules_to_save", 5, "a list of module names"),
+        ("adapter", "adapter_config.json", "target_modules", 5, "a module name or a list of them"),
+        ("adapter_tokens", "tokenizer.json", "added_tokens", 5, "a list of added tokens"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_one_line_and_exit_2(copy, capsys, name, file, field, value, expected):
+    art = copy(name)
+    edit_json(art / file, **{field: value})
+    for argv in (
+        ("artifact", "check", str(art)),
+        ("artifact", "register", "x", str(art), "--registry", str(art / "r.json")),
+    ):
+        code, out, err = run_cli(capsys, *argv)
+        assert (code, out) == (2, "")
+        assert err == f"stackcheck: error: {art / file}: {field}: expected {expected}\n"
+    assert not (art / "r.json").exists()
+
+
+def test_a_config_with_absurdly_many_layers_is_judged_in_bounded_memory(copy, capsys):
+    m = copy("llama")
+    edit_json(m / "config.json", num_hidden_layers=10**30)
+    code, by_id = findings(capsys, str(m))
+    assert code == 1
+    assert by_id["ART003"][0]["verdict"] == "blocked"
+    assert by_id["ART003"][0]["observed"] == (
+        "config.json: num_hidden_layers 1000000000000000000000000000000: expected at most 100000"
+    )
+
+
+def test_a_check_that_crashes_is_an_error_never_ok_and_never_a_traceback(built, capsys, monkeypatch):
+    from stackcheck.artifacts import checks
+
+    def boom(cfg):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(checks, "_rank", boom)
+    code, out, err = run_cli(
+        capsys, "artifact", "check", str(built / "adapter"), "--base", str(built / "llama")
+    )
+    assert code == 1 and "Traceback" not in err
+    assert out.splitlines()[0] == "artifact: ERROR"
+    code, by_id = findings(capsys, str(built / "adapter"), "--base", str(built / "llama"))
+    assert code == 1
+    assert verdicts(by_id)["ART010"] == "ok"  # what the family yielded before the crash is kept
+    assert verdicts(by_id)["ART011"] == "error"
+    assert by_id["ART011"][0]["reason"].startswith("internal error in check ART011: RuntimeError: boom; ")
+
+
+def test_a_file_no_check_reads_is_one_line_not_ok(tmp_path, capsys):
+    for name, data in (("notes.json", b'{"a": 1}'), ("empty.bin", b""), ("README.md", b"# model\n")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        code, out, err = run_cli(capsys, "artifact", "check", str(path))
+        assert (code, out) == (2, "")
+        assert err == (
+            f"stackcheck: error: {path}: not a safetensors, ONNX, GGUF or pickle file "
+            "(expected one of those, or a model or adapter directory)\n"
+        )
+
+
+def test_a_chat_template_above_the_json_cap_is_refused_before_reading(copy, capsys):
+    m = copy("llama")
+    template = m / "chat_template.jinja"
+    with open(template, "wb") as fh:
+        fh.truncate(65 * 1024 * 1024)  # sparse: nothing is written
+    code, out, err = run_cli(capsys, "artifact", "check", str(m))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"stackcheck: error: {template}: {65 * 1024 * 1024} bytes, larger than the {64 * 1024 * 1024}-byte "
+        "limit for a chat template\n"
+    )

@@ -77,3 +77,30 @@ def test_mount_and_switch_on_a_loaded_model(built, tmp_path):
     assert [i["name"] for i in ids] == ["short", "wide", "short"]
     assert ids[0]["weights_sha256"] == one.identity.weights_sha256
     assert ids[1]["weights_sha256"] == two.identity.weights_sha256 and ids[1]["r"] == 64
+
+
+def test_register_into_an_unwritable_registry_is_one_line(built, tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    where = tmp_path / "a-file" / "adapters.json"
+    code, out, err = run_cli(
+        capsys, "artifact", "register", "chat", str(built / "adapter"), "--registry", str(where)
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        f"stackcheck: error: {where}: cannot write the adapter registry: "
+        f"{tmp_path / 'a-file'} is a file, not a directory\n"
+    )
+
+
+def test_a_token_in_the_declared_base_url_is_never_stored_or_printed(copy, tmp_path, capsys):
+    token = "hf_" + "Qw8eRt5yUi2oPa7sDf4gHj1kLz9xCv6bNm"
+    a = copy("adapter")
+    edit_json(a / "adapter_config.json", base_model_name_or_path=f"https://user:{token}@hf.co/org/base")
+    reg = tmp_path / "adapters.json"
+    code, out, err = run_cli(capsys, "artifact", "register", "chat", str(a), "--registry", str(reg), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["identity"]["base_model"] == "https://<redacted>@hf.co/org/base"
+    assert token not in reg.read_text()
+    code, out, err = run_cli(capsys, "artifact", "list", "--registry", str(reg))
+    assert (code, err) == (0, "")
+    assert out == f"chat  r=8 alpha=16.0  base https://<redacted>@hf.co/org/base  {a}\n"

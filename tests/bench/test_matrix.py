@@ -4,6 +4,7 @@ what it writes)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -189,3 +190,43 @@ def test_cli_matrix_formats(cli_main, tmp_path):
     assert err.startswith(
         f"stackcheck: error: {tmp_path / 'bad.json'}: cases[0].backend: expected `str`, got `int`"
     )
+
+
+def test_cli_matrix_to_an_unwritable_output_is_one_line(cli_main, tmp_path):
+    path = tmp_path / "bench.json"
+    path.write_bytes(msgspec.json.encode(RUN))
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-dir.md").mkdir()
+    for out_path, why in (
+        (tmp_path / "a-file" / "m.md", f"{tmp_path / 'a-file'} is a file, not a directory"),
+        (tmp_path / "a-dir.md", "Is a directory"),
+    ):
+        code, out, err = cli_main("bench", "matrix", str(path), "--format", "markdown", "-o", str(out_path))
+        assert (code, out) == (2, "")
+        assert err == f"stackcheck: error: {out_path}: cannot write the matrix: {why}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir.md", "a-file", "bench.json"]
+    assert list((tmp_path / "a-dir.md").iterdir()) == []
+
+
+def test_run_files_over_a_directory_are_one_line(tmp_path):
+    from stackcheck.bench.suite import write_outputs
+    from stackcheck.errors import InputError
+
+    (tmp_path / "matrix.txt").mkdir()
+    with pytest.raises(InputError) as err:
+        write_outputs(RUN, tmp_path)
+    assert str(err.value) == f"{tmp_path / 'matrix.txt'}: cannot write the run: Is a directory"
+
+
+def test_a_json_object_that_is_no_run_is_refused(cli_main, tmp_path):
+    good = tmp_path / "bench.json"
+    good.write_bytes(msgspec.json.encode(RUN))
+    for doc, missing in (({}, "kind, cases"), ({"kind": "stackcheck-bench"}, "cases")):
+        bad = tmp_path / "other.json"
+        bad.write_text(json.dumps(doc))
+        expected = (
+            f"stackcheck: error: {bad}: no {missing}: expected a bench.json (bench run -o) "
+            "or a pytest-benchmark JSON\n"
+        )
+        assert cli_main("bench", "matrix", str(bad)) == (2, "", expected)
+        assert cli_main("bench", "compare", str(good), str(bad)) == (2, "", expected)

@@ -230,3 +230,24 @@ def test_cli_run_defaults_to_the_tiny_set_on_a_cpu_and_prints_json(cli_main, tmp
         "pytest-benchmark.json",
     ]
     assert run.device["kind"] == "cpu" and run.snapshot_digest.startswith("sha256:")
+
+
+def test_cli_run_refuses_an_unknown_profile_and_an_unusable_out_dir_before_any_case_runs(
+    cli_main, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    base = ("bench", "run", "--backend", "matmul-fp32", "--reps", "5", "--shapes", "tiny")
+    code, out, err = cli_main(*base, "-o", "out", "--profile", "NO-SUCH-PROFILE", "--ledger-dir", "led")
+    assert (code, out) == (2, "")
+    assert err == (
+        "stackcheck: error: unknown profile ID 'NO-SUCH-PROFILE' in the built-in catalog; "
+        "see `stackcheck profiles list`\n"
+    )
+    (tmp_path / "a-file").write_text("")
+    code, out, err = cli_main(*base, "-o", "a-file/out", "--no-record")
+    assert (code, out) == (2, "")
+    assert err == (
+        "stackcheck: error: a-file/out: a-file is a file, not a directory "
+        "(expected the output directory, -o)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]

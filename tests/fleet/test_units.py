@@ -277,3 +277,15 @@ def test_a_multi_gpu_claim_stands_on_a_fleet_of_one_gpu_ranks():
         "fleet.ranks: one snapshot digest per rank 0..2, got ranks [0, 2]",
         "fleet.ranks: rank 0's snapshot digest is not the record's snapshot_digest",
     ]
+
+
+def test_snapshots_into_a_directory_below_a_file_is_one_line(tmp_path):
+    from stackcheck.fleet.run import write_snapshots
+
+    (tmp_path / "a-file").write_text("")
+    out = tmp_path / "a-file" / "snaps"
+    with pytest.raises(InputError) as err:
+        write_snapshots([recorded("cpu-laptop")], out)
+    assert str(err.value) == (
+        f"{out}: {tmp_path / 'a-file'} is a file, not a directory (expected the snapshot directory)"
+    )

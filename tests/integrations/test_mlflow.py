@@ -104,3 +104,24 @@ def test_results_export_to_mlflow(tracking, built, cli_main):
     )
     assert (code, out, err) == (0, "exported 0 record(s) to mlflow course; 9 already there\n", "")
     assert len(client.search_runs([exp.experiment_id])) == 9
+
+
+def test_results_export_to_an_unreachable_tracker_is_one_line_without_its_password(
+    tracking, built, cli_main, monkeypatch
+):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    ledger = built[0]
+    password = "Tr4ck1ng-Passw0rd-5521"
+    code, out, err = cli_main(
+        "results",
+        "export",
+        "--to",
+        "mlflow",
+        "--tracking-uri",
+        f"http://user:{password}@127.0.0.1:1/",  # port 1: refused at once, nothing leaves the host
+        "--ledger-dir",
+        str(ledger),
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith("stackcheck: error: MLflow at http://<redacted>@127.0.0.1:1/: cannot export: ")
+    assert err.count("\n") == 1 and "Traceback" not in err and password not in err

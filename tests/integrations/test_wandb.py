@@ -148,3 +148,17 @@ def test_results_export_to_wandb_offline(offline, built, cli_main):
     assert flash["exit"] == 0
     # no system metadata: the command line (it could hold a --ledger DSN's password) stays here
     assert [list(e.args) for e in flash.get("environment", [])] == []
+
+
+def test_results_export_to_an_unreachable_wandb_server_is_one_line(offline, built, cli_main, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "online")
+    monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:1")  # port 1: refused, nothing leaves the host
+    monkeypatch.setenv("WANDB_API_KEY", "0" * 40)
+    monkeypatch.setenv("WANDB_INIT_TIMEOUT", "2")
+    code, out, err = cli_main(
+        "results", "export", "--to", "wandb", "--topic", "inference/qwen2.5-0.5b-latency",
+        "--ledger-dir", str(built[0]),
+    )  # fmt: skip
+    assert (code, out) == (2, "")
+    assert err.startswith("stackcheck: error: W&B at http://127.0.0.1:1: cannot export: ")
+    assert err.count("\n") == 1 and "Traceback" not in err

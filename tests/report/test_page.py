@@ -300,3 +300,33 @@ def test_without_a_ledger_the_page_says_so_and_creates_none(tmp_path, cli_main, 
     page = (tmp_path / "site" / "index.html").read_text()
     assert "No preflight verdicts: give --ledger, --preflight or --snapshot." in page
     assert '<p class="muted">No records.</p>' in page
+
+
+def test_a_json_object_that_is_no_report_and_an_unused_unknown_profile_are_refused(built, tmp_path, cli_main):
+    site = tmp_path / "site"
+    for doc, missing in (
+        ({}, "kind, verdict, checks"),
+        ({"schema_version": "1.0", "python": {}}, "kind, verdict, checks"),
+        ({"kind": "preflight", "verdict": "ok"}, "checks"),
+    ):
+        bad = tmp_path / "report.json"
+        bad.write_text(json.dumps(doc))
+        code, out, err = cli_main("report", "--html", str(site), "--preflight", str(bad))
+        assert (code, out) == (2, "")
+        assert err == (
+            f"stackcheck: error: {bad}: no {missing}: expected a `stackcheck preflight --json` report\n"
+        )
+    code, out, err = cli_main(
+        "report",
+        "--html",
+        str(site),
+        "--ledger-dir",
+        str(built[0]),
+        "--registry",
+        str(built[1]),
+        "-p",
+        "NO-SUCH",
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith("stackcheck: error: unknown profile ID 'NO-SUCH' in ") and err.count("\n") == 1
+    assert not site.exists()

@@ -283,22 +283,44 @@ def _py(source: str) -> str:
 
 def judge_artifact(art: Artifact, base: Artifact | None, opts: Options) -> list[CheckResult]:
     """Every ART finding about ``art`` (and its ``base``, for an adapter), in ID order."""
-    out: list[CheckResult] = []
+    families: list[tuple[Iterator[CheckResult], tuple[str, ...]]] = []
     if art.headers or art.missing_shards or art.index_file:
-        out += _shards(art)
-        out += _shapes(art)
-        out += _tie(art)
-        out += _dtype(art)
-    out += _wrapped(art)
-    out += _distcp(art)
+        families += [
+            (_shards(art), ("ART001", "ART002", "ART008")),
+            (_shapes(art), ("ART003",)),
+            (_tie(art), ("ART004",)),
+            (_dtype(art), ("ART005",)),
+        ]
+    families += [(_wrapped(art), ("ART006",)), (_distcp(art), ("ART007",))]
     if art.is_adapter:
-        out += _adapter(art, base, opts)
+        families.append((_adapter(art, base, opts), tuple(f"ART01{i}" for i in range(7))))
     if art.tokenizer is not None:
-        out += _tokenizer(art, base, opts)
-    out += _pickles(art)
-    out += _onnx(art)
-    out += _gguf(art)
+        families.append((_tokenizer(art, base, opts), ("ART020", "ART021", "ART022")))
+    families += [(_pickles(art), ("ART030",)), (_onnx(art), ("ART040", "ART041")), (_gguf(art), ("ART050",))]
+    out: list[CheckResult] = []
+    for findings, ids in families:
+        out += _guarded(findings, ids)
     return sorted(out, key=lambda c: c.id)
+
+
+def _guarded(findings: Iterator[CheckResult], ids: tuple[str, ...]) -> list[CheckResult]:
+    """The findings of one family of checks (``ids``); one that raises keeps what it yielded
+    and adds an ``error`` result on the first ID it had not reached: a bug in a check never
+    passes the artifact, nor ends the command with a traceback."""
+    from stackcheck.errors import InputError
+    from stackcheck.models.finding import internal_error
+
+    out: list[CheckResult] = []
+    try:
+        out.extend(findings)
+    except InputError:
+        raise
+    except Exception as exc:
+        done = {c.id for c in out}
+        at = next((i for i in ids if i not in done), ids[-1])
+        reason = internal_error(exc, f"check {at}")
+        out.append(CheckResult(id=at, title=CHECKS[at].title, verdict="error", reason=reason))
+    return out
 
 
 # ---- checkpoint ------------------------------------------------------------------------
@@ -369,6 +391,13 @@ def _shards(art: Artifact) -> Iterator[CheckResult]:
         )
 
 
+MAX_LAYERS = 100_000  # far above any published model (a few hundred layers)
+OTHER_CONFIG = (
+    "config.json and the weights come from different models: copy the config.json that was saved "
+    "with these weights"
+)
+
+
 def _dims(cfg: dict[str, Any]) -> dict[str, int] | None:
     try:
         hidden, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
@@ -408,6 +437,14 @@ def _shapes(art: Artifact) -> Iterator[CheckResult]:
         return
     name, family = fam
     layers = dims["num_hidden_layers"]
+    if layers > MAX_LAYERS:  # the expected tensor names are listed per layer: bounded memory
+        yield _result(
+            "ART003",
+            "blocked",
+            f"config.json: num_hidden_layers {layers}: expected at most {MAX_LAYERS}",
+            OTHER_CONFIG,
+        )
+        return
     missing, wrong = [], []
     lost = {t for t, shard in art.weight_map.items() if shard in art.missing_shards}  # ART001's
     for template, axes in family["tensors"].items():
@@ -447,8 +484,7 @@ def _shapes(art: Artifact) -> Iterator[CheckResult]:
         + " "
         + command(str(art.root), "OUT_DIR")
         if vocab_only
-        else "config.json and the weights come from different models: copy the config.json that was saved "
-        "with these weights, or re-save both from the trained model with model.save_pretrained(OUT_DIR)"
+        else OTHER_CONFIG + ", or re-save both from the trained model with model.save_pretrained(OUT_DIR)"
     )
     yield _result("ART003", "blocked", "; ".join(parts), fix, evidence={"family": name})
 

@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stackcheck.artifacts.layout import Artifact, gather
+from stackcheck.artifacts.layout import Artifact, file_sha256, gather
 from stackcheck.models.result import AdapterIdentity
+from stackcheck.redaction import redact_text
 
 __all__ = ["ArtifactIdentity", "file_sha256", "hub_snapshot", "identify"]
 
@@ -36,14 +37,6 @@ def hub_snapshot(path: str | os.PathLike) -> tuple[str, str] | None:
     """(ORG/NAME, commit) when ``path`` lies in a Hugging Face cache snapshot, else None."""
     m = _HUB_SNAPSHOT.search(str(Path(path).absolute()))
     return (m.group("repo").replace("--", "/", 1), m.group("rev")) if m else None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def identify(
@@ -74,8 +67,9 @@ def identify(
         alpha = acfg.get("lora_alpha")
         ident.adapter = AdapterIdentity(
             name=name or art.root.name,
-            base_model=str(acfg.get("base_model_name_or_path") or ""),
-            base_revision=str(acfg.get("revision") or ""),
+            # a hub URL may carry a token (https://user:hf_…@host/…): never stored or printed
+            base_model=redact_text(str(acfg.get("base_model_name_or_path") or "")),
+            base_revision=redact_text(str(acfg.get("revision") or "")),
             weights_sha256=ident.files.get(art.adapter_weights or "", ""),
             config_sha256=ident.files["adapter_config.json"],
             tokenizer_sha256=tok.digest if tok is not None else "",

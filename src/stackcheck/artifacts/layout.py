@@ -19,7 +19,7 @@ from typing import Any
 from stackcheck.artifacts.headers import Header, read_header
 from stackcheck.errors import InputError
 
-__all__ = ["Artifact", "Tokenizer", "gather", "read_json"]
+__all__ = ["Artifact", "Tokenizer", "file_sha256", "gather", "read_json"]
 
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a tokenizer.json of a 256k vocabulary is about 35 MB
 MAX_FILES = 20_000  # files looked at for pickles and distributed-checkpoint shards
@@ -75,6 +75,15 @@ class Artifact:
         return self.headers[shards[0]].tensors[name] if shards else None
 
 
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file at ``path``, read in 1 MiB pieces (bounded memory at any size)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def read_json(path: Path, what: str) -> Any:
     """A JSON file of the artifact, bounded in size; invalid JSON is a one-line InputError."""
     from stackcheck.fileio import decode_json, read_bytes
@@ -97,6 +106,43 @@ def _object(path: Path, what: str) -> dict[str, Any] | None:
     return doc
 
 
+def _positive_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(m, str) for m in v)
+
+
+# adapter_config.json fields the checks compute with: what each must be when present (null is absent)
+_ADAPTER_FIELDS: dict[str, tuple[str, Any]] = {
+    "r": ("a positive integer", _positive_int),
+    "lora_alpha": ("a number", _number),
+    "rank_pattern": (
+        "an object of module name → positive integer",
+        lambda v: isinstance(v, dict) and all(map(_positive_int, v.values())),
+    ),
+    "alpha_pattern": (
+        "an object of module name → number",
+        lambda v: isinstance(v, dict) and all(map(_number, v.values())),
+    ),
+    "target_modules": ("a module name or a list of them", lambda v: isinstance(v, str) or _names(v)),
+    "modules_to_save": ("a list of module names", _names),
+}
+
+
+def _adapter_config(path: Path) -> dict[str, Any] | None:
+    doc = _object(path, "adapter config")
+    for name, (expected, valid) in _ADAPTER_FIELDS.items():
+        if doc is not None and doc.get(name) is not None and not valid(doc[name]):
+            raise InputError(f"{path}: {name}: expected {expected}")
+    return doc
+
+
 def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
     """The facts of the artifact at ``path``: a model or adapter directory, or one safetensors
     file. ``pickles``: also scan every pickle in it (by opcode)."""
@@ -109,10 +155,15 @@ def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
             _add_shard(art, p.name)
         elif not _formats(art, [p]) and pickles:
             _scan_pickle(art, p, p.name)
+            if not art.pickles:  # nothing here any check reads: not an "OK" artifact
+                raise InputError(
+                    f"{p}: not a safetensors, ONNX, GGUF or pickle file "
+                    "(expected one of those, or a model or adapter directory)"
+                )
         return art
     art = Artifact(root=p)
     art.config = _object(p / "config.json", "model config")
-    art.adapter_config = _object(p / "adapter_config.json", "adapter config")
+    art.adapter_config = _adapter_config(p / "adapter_config.json")
     art.generation_config = _object(p / "generation_config.json", "generation config")
     art.tokenizer = _tokenizer(p)
     _walk(art, pickles)
@@ -257,7 +308,10 @@ def _tokenizer(root: Path) -> Tokenizer | None:
         elif isinstance(vocab, list):
             tok.vocab = len(vocab)
             ids.append(len(vocab) - 1)
-        for entry in fast.get("added_tokens") or []:
+        added = fast.get("added_tokens") or []
+        if not isinstance(added, list):
+            raise InputError(f"{root / 'tokenizer.json'}: added_tokens: expected a list of added tokens")
+        for entry in added:
             if isinstance(entry, dict) and isinstance(entry.get("id"), int):
                 tok.added.append((entry["id"], str(entry.get("content", ""))))
     cfg = _object(root / "tokenizer_config.json", "tokenizer config") or {}
@@ -276,7 +330,12 @@ def _tokenizer(root: Path) -> Tokenizer | None:
     _chat_template(root, tok, cfg)
     digest = hashlib.sha256()
     for name in tok.files:
-        digest.update(name.encode() + b"\0" + hashlib.sha256((root / name).read_bytes()).digest())
+        try:
+            digest.update(name.encode() + b"\0" + bytes.fromhex(file_sha256(root / name)))
+        except OSError as exc:
+            raise InputError(
+                f"{root / name}: cannot read the tokenizer file: {exc.strerror or exc}"
+            ) from None
     tok.digest = digest.hexdigest()
     return tok
 
@@ -288,6 +347,12 @@ def _chat_template(root: Path, tok: Tokenizer, cfg: dict[str, Any]) -> None:
     if (root / "chat_template.jinja").is_file():
         from stackcheck.fileio import read_text
 
+        size = (root / "chat_template.jinja").stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise InputError(
+                f"{root / 'chat_template.jinja'}: {size} bytes, larger than the {MAX_JSON_BYTES}-byte "
+                "limit for a chat template"
+            )
         tok.chat_template, tok.template_file = (
             read_text(root / "chat_template.jinja", "chat template"),
             ("chat_template.jinja"),

@@ -89,7 +89,7 @@ class Registry:
         from stackcheck.artifacts import check
         from stackcheck.artifacts.identity import identify
         from stackcheck.artifacts.layout import gather
-        from stackcheck.fileio import atomic_write
+        from stackcheck.fileio import atomic_write, cannot_write
         from stackcheck.identifiers import require
 
         require(name, "adapter name")
@@ -118,7 +118,10 @@ class Registry:
             registered_at=_now(),
         )
         doc.adapters = [e for e in doc.adapters if e.name != name] + [entry]
-        atomic_write(self.path, msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n")
+        try:
+            atomic_write(self.path, msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n")
+        except OSError as exc:
+            raise cannot_write(self.path, "the adapter registry", exc) from None
         return entry
 
     def verify(self, name: str) -> Entry:

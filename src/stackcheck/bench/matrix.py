@@ -285,4 +285,13 @@ def load_run(path: str | os.PathLike) -> BenchRun:
     probe = decode_json(data, dict, where, "bench run")
     if "benchmarks" in probe and "cases" not in probe:
         return from_pytest_benchmark(data, where)
-    return decode_json(data, BenchRun, where, "bench run")
+    run = decode_json(data, BenchRun, where, "bench run")  # a wrong type is named first
+    missing = [k for k in ("kind", "cases") if k not in probe]
+    if missing:  # ``{}`` is no run: compared or printed as one, it would pass with no case
+        from stackcheck.errors import InputError
+
+        raise InputError(
+            f"{where}: no {', '.join(missing)}: expected a bench.json (bench run -o) "
+            "or a pytest-benchmark JSON"
+        )
+    return run

@@ -64,7 +64,13 @@ def write_outputs(run: BenchRun, out_dir: str | os.PathLike) -> list[Path]:
         "matrix.md": matrix.markdown(run),
         "pytest-benchmark.json": msgspec.json.format(pb, indent=2) + b"\n",
     }
-    return [atomic_write(out / name, data) for name, data in files.items()]
+    written = []
+    for name, data in files.items():
+        try:
+            written.append(atomic_write(out / name, data))
+        except OSError as exc:
+            raise cannot_write(out / name, "the run", exc) from None
+    return written
 
 
 def run_and_write(
@@ -85,7 +91,15 @@ def run_and_write(
     ``suite_options`` go to :func:`stackcheck.bench.run.run_suite` (warmup, reps, device, clock …)."""
     from stackcheck.bench import backends as kernels
     from stackcheck.bench.run import run_suite
+    from stackcheck.fileio import require_creatable_dir
 
+    require_creatable_dir(out_dir, "the output directory, -o")  # bad input before the suite runs
+    if ledger is not None and profile is not None:
+        if catalog is None:
+            from stackcheck.catalog import load_catalog
+
+            catalog = load_catalog(registry)
+        catalog.get(profile)  # an unknown ID is one line before the suite, not after it
     if snapshot is None:
         from stackcheck.environment import obtain
 

@@ -18,7 +18,15 @@ target_option = click.option(
 
 @click.group()
 def artifact() -> None:
-    """Artifacts checked before they are loaded (safetensors headers and config files only)."""
+    """Artifacts checked before they are loaded (safetensors headers and config files only).
+
+    \b
+    Examples:
+      stackcheck artifact check ./my-lora --base ./Llama-3.1-8B --for vllm --max-lora-rank 64
+      stackcheck artifact check ./checkpoint-1200 --json
+      stackcheck artifact register support-bot ./my-lora --base ./Llama-3.1-8B
+      stackcheck artifact list
+    """
 
 
 @artifact.command("check")
@@ -50,6 +58,11 @@ def check(
     (ART030, never unpickled). No torch import, no tensor read.
 
     Exit 1 when a finding is blocked (--strict: warnings too), 2 on unreadable input.
+
+    \b
+    Examples:
+      stackcheck artifact check ./my-lora --base ./Llama-3.1-8B --for vllm
+      stackcheck artifact check model.safetensors --json
     """
     from stackcheck.artifacts import check as run
     from stackcheck.models.finding import exit_code
@@ -85,7 +98,12 @@ def register(
     as_json: bool,
 ) -> None:
     """Check the adapter at PATH and register it as NAME with its identity (base and
-    revision, file digests, tokenizer digest). Exit 1 when a check blocks."""
+    revision, file digests, tokenizer digest). Exit 1 when a check blocks.
+
+    \b
+    Example:
+      stackcheck artifact register support-bot ./my-lora --base ./Llama-3.1-8B --for vllm
+    """
     from stackcheck.artifacts.registry import Registry
 
     entry = Registry(registry_path).register(name, path, base=base, target=target, replace=replace)
@@ -105,7 +123,12 @@ def register(
 @registry_option
 @json_option
 def list_(registry_path: str | None, as_json: bool) -> None:
-    """The registered adapters and their identity."""
+    """The registered adapters and their identity.
+
+    \b
+    Example:
+      stackcheck artifact list --json
+    """
     from stackcheck.artifacts.registry import Registry
     from stackcheck.identifiers import printable
 

@@ -88,6 +88,11 @@ def run_cmd(
     repetition), DIR/matrix.txt, DIR/matrix.md and DIR/pytest-benchmark.json.
 
     Exit 1 when a case is wrong or broke (an error), 0 otherwise: a skipped case is not a failure.
+
+    \b
+    Examples:
+      stackcheck bench run --shapes tiny -o bench-cpu --no-record
+      stackcheck bench run --backend attention/sdpa --shapes my-shapes.json -o today --json
     """
     from stackcheck.bench import backends as kernels
     from stackcheck.bench import matrix
@@ -165,6 +170,11 @@ def compare(runs, alpha, min_effect, as_json):
     baseline runs pool their repetitions, and the drift between their medians raises the
     effect that counts (a machine's run-to-run noise). Names the environment changes between
     the newest baseline and CURRENT. Exit 1 when anything regressed.
+
+    \b
+    Examples:
+      stackcheck bench compare baseline/ today/
+      stackcheck bench compare mon/ tue/ wed/ today/bench.json --min-effect 0.1 --json
     """
     from stackcheck.bench.compare import compare as compare_runs
     from stackcheck.bench.compare import text as comparison_text
@@ -187,7 +197,13 @@ def compare(runs, alpha, min_effect, as_json):
 @click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
 def matrix_cmd(run_file, fmt, output):
     """The matrix of RUN (a bench.json, its directory, or a pytest-benchmark JSON):
-    ok with the median time and its spread, WRONG, skipped or error with the reason."""
+    ok with the median time and its spread, WRONG, skipped or error with the reason.
+
+    \b
+    Examples:
+      stackcheck bench matrix today/ --format markdown -o matrix.md
+      stackcheck bench matrix .benchmarks/Linux-CPython-3.11-64bit/0001_run.json
+    """
     import msgspec
 
     from stackcheck.bench import matrix
@@ -201,9 +217,12 @@ def matrix_cmd(run_file, fmt, output):
         doc = run if fmt == "json" else matrix.to_pytest_benchmark(run)
         data = (msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n").decode()
     if output:
-        from stackcheck.fileio import atomic_write
+        from stackcheck.fileio import atomic_write, cannot_write
 
-        atomic_write(output, data)
+        try:
+            atomic_write(output, data)
+        except OSError as exc:
+            raise cannot_write(output, "the matrix", exc) from None
     else:
         click.echo(data, nl=False)
     finish(0)

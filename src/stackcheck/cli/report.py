@@ -63,15 +63,14 @@ def report(out_dir, report_files, snapshot_files, profile_ids, registry, rule_fi
     """
     from pathlib import Path
 
-    from stackcheck.fileio import load_json, require_creatable_dir
-    from stackcheck.models.finding import Report
+    from stackcheck.fileio import require_creatable_dir
     from stackcheck.report import write_site
     from stackcheck.report.gather import gather
 
     require_creatable_dir(out_dir, "the report directory, --html")  # before any work
-    reports = [(Path(f).stem, load_json(f, Report, "preflight report")) for f in report_files]
+    reports = [(Path(f).stem, _preflight_report(f)) for f in report_files]
     snapshots, catalog = [], None
-    if snapshot_files:
+    if snapshot_files or profile_ids:
         from stackcheck.catalog import load_catalog
         from stackcheck.environment import load_snapshot
 
@@ -108,3 +107,19 @@ def report(out_dir, report_files, snapshot_files, profile_ids, registry, rule_fi
             f"{len(site.problems)} problem(s)"
         )
     finish(0)
+
+
+def _preflight_report(path: str):
+    """A `preflight --json` report: one that lacks what every report has (``{}``, a snapshot,
+    a config file) is a one-line error, never an OK cell of the matrix."""
+    from stackcheck.errors import InputError
+    from stackcheck.fileio import decode_json, read_bytes
+    from stackcheck.models.finding import Report
+
+    data = read_bytes(path, "preflight report")
+    report = decode_json(data, Report, path, "preflight report")  # a wrong type is named first
+    top = decode_json(data, dict, path, "preflight report")
+    missing = [k for k in ("kind", "verdict", "checks") if k not in top]
+    if missing:
+        raise InputError(f"{path}: no {', '.join(missing)}: expected a `stackcheck preflight --json` report")
+    return report

@@ -302,7 +302,13 @@ def export(target, topic, experiment, tracking_uri, ledger, as_json):
     """Push the ledger's records (optionally of one topic) as runs with their metrics,
     identity (params / config), topic, evidence level and record id (tags) and their
     redacted snapshot (artifact). MLflow skips records already exported to the experiment;
-    W&B follows WANDB_MODE (offline: runs under WANDB_DIR, `wandb sync` uploads them)."""
+    W&B follows WANDB_MODE (offline: runs under WANDB_DIR, `wandb sync` uploads them).
+
+    \b
+    Examples:
+      stackcheck results export --to mlflow --experiment course --tracking-uri http://mlflow:5000
+      WANDB_MODE=offline stackcheck results export --to wandb --topic bench/gemm --json
+    """
     entries = ledger.entries(topic)
     _warn_skipped(ledger)
     if target == "mlflow":

@@ -81,15 +81,18 @@ def write_snapshots(snapshots: list[Snapshot], directory: str | os.PathLike) -> 
     """Each rank's snapshot as ``DIRECTORY/rank-N.json`` (atomic writes), in rank order."""
     import msgspec
 
-    from stackcheck.fileio import atomic_write
+    from stackcheck.fileio import atomic_write, cannot_write, require_creatable_dir
     from stackcheck.fleet.judge import ranked
 
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    require_creatable_dir(out, "the snapshot directory")
     written = []
     for x in ranked(snapshots):
         path = out / f"rank-{x.rank}.json"
-        atomic_write(path, msgspec.json.format(msgspec.json.encode(x.snapshot), indent=2) + b"\n")
+        try:
+            atomic_write(path, msgspec.json.format(msgspec.json.encode(x.snapshot), indent=2) + b"\n")
+        except OSError as exc:
+            raise cannot_write(path, "a rank's snapshot", exc) from None
         written.append(path)
     return written
 

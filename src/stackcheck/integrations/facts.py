@@ -4,11 +4,12 @@ number) and a preflight report's verdict — redacted, flat, string-valued."""
 
 from __future__ import annotations
 
+from stackcheck.errors import InputError
 from stackcheck.models.finding import Report
 from stackcheck.models.snapshot import Snapshot
 from stackcheck.redaction import redact_text, redact_value
 
-__all__ = ["KEY_PACKAGES", "key_versions", "snapshot_document", "verdict_facts"]
+__all__ = ["KEY_PACKAGES", "cannot_export", "key_versions", "snapshot_document", "verdict_facts"]
 
 # the distributions whose versions most often change a number (shown when installed)
 KEY_PACKAGES = (
@@ -96,3 +97,10 @@ def record_identity(rec) -> dict[str, str]:
 
     flat = flatten(redact_value(identity_fields(rec, rec.profile.id)))
     return {k: str(v) for k, v in sorted(flat.items()) if v not in (None, "", [], {})}
+
+
+def cannot_export(tracker: str, uri: str, exc: BaseException) -> InputError:
+    """The one-line error of an export the tracker at ``uri`` refused; credentials redacted."""
+    text = str(exc).strip()
+    reason = text.splitlines()[0] if text else type(exc).__name__
+    return InputError(f"{tracker} at {redact_text(uri)}: cannot export: {redact_text(reason)}")

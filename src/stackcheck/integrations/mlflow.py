@@ -71,6 +71,17 @@ def export_records(entries, *, experiment: str = "stackcheck", tracking_uri: str
     """One MLflow run per ledger entry (:class:`stackcheck.results.ledger.Entry`). Returns
     ``{"record", "run", "exported"}`` per entry (``exported`` False: it was there already)."""
     mlflow = _mlflow()
+    from mlflow.exceptions import MlflowException
+
+    from stackcheck.integrations.facts import cannot_export
+
+    try:
+        return _export(mlflow, entries, experiment, tracking_uri)
+    except (MlflowException, OSError) as exc:  # an unreachable or refusing tracker: one line
+        raise cannot_export("MLflow", tracking_uri or mlflow.get_tracking_uri(), exc) from None
+
+
+def _export(mlflow, entries, experiment: str, tracking_uri: str | None) -> list[dict]:
     from mlflow.entities import Metric, Param, RunStatus, RunTag
 
     from stackcheck.integrations.facts import record_identity, record_tags

@@ -11,6 +11,7 @@ its topic) with its metrics, identity and tags."""
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,15 @@ def log_environment(
 def export_records(entries, *, project: str = "stackcheck", entity: str | None = None) -> list[dict]:
     """One W&B run per ledger entry; ``{"record", "run", "exported"}`` each."""
     wandb = _wandb()
+    try:
+        return _export(wandb, entries, project, entity)
+    except wandb.errors.Error as exc:  # an unreachable or refusing server: one line
+        from stackcheck.integrations.facts import cannot_export
+
+        raise cannot_export("W&B", os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai"), exc) from None
+
+
+def _export(wandb, entries, project: str, entity: str | None) -> list[dict]:
     from stackcheck.integrations.facts import record_identity, record_tags
     from stackcheck.redaction import redact_value
 
