@@ -459,6 +459,21 @@ def test_a_file_no_check_reads_is_one_line_not_ok(tmp_path, capsys):
         )
 
 
+def test_a_directory_no_check_reads_is_one_line_not_ok(tmp_path, capsys):
+    for name, files in (("empty", {}), ("docs", {"README.md": b"# model\n", "notes.txt": b"x"})):
+        folder = tmp_path / name
+        folder.mkdir()
+        for f, data in files.items():
+            (folder / f).write_bytes(data)
+        code, out, err = run_cli(capsys, "artifact", "check", str(folder))
+        assert (code, out) == (2, "")
+        assert err == (
+            f"stackcheck: error: {folder}: no model, adapter, tokenizer, weights, checkpoint, ONNX, GGUF or "
+            "pickle file found (expected config.json, adapter_config.json, *.safetensors, … or a file of one "
+            "of those)\n"
+        )
+
+
 def test_a_chat_template_above_the_json_cap_is_refused_before_reading(copy, capsys):
     m = copy("llama")
     template = m / "chat_template.jinja"

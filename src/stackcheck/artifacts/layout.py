@@ -169,7 +169,27 @@ def gather(path: str | os.PathLike, *, pickles: bool = True) -> Artifact:
     _walk(art, pickles)
     _weights(art)
     _formats(art, [p / f for f in art.files if "/" not in f])
+    if not _anything_to_check(art):  # an empty or unrelated directory is not an "OK" artifact
+        raise InputError(
+            f"{p}: no model, adapter, tokenizer, weights, checkpoint, ONNX, GGUF or pickle file found "
+            "(expected config.json, adapter_config.json, *.safetensors, … or a file of one of those)"
+        )
     return art
+
+
+def _anything_to_check(art: Artifact) -> bool:
+    facts = (art.config, art.adapter_config, art.generation_config, art.tokenizer, art.index_file)
+    return any(f is not None for f in facts) or any(
+        (
+            art.headers,
+            art.adapter_header,
+            art.pickles,
+            art.distcp_ranks,
+            art.distcp_metadata,
+            art.onnx,
+            art.gguf,
+        )
+    )
 
 
 def _formats(art: Artifact, paths: list[Path]) -> bool:

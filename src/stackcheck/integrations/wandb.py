@@ -92,9 +92,15 @@ def _export(wandb, entries, project: str, entity: str | None) -> list[dict]:
             config={"identity": record_identity(rec), **tags},
             reinit="create_new",
             # no system metadata: W&B would store this process's command line (a --ledger DSN
-            # with its password), host and program; the record's own snapshot says what matters
+            # with its password), host and program; the record's own snapshot says what matters.
+            # silent: W&B's own start-up lines print WANDB_BASE_URL, password included.
             settings=wandb.Settings(
-                console="off", x_disable_stats=True, x_disable_meta=True, save_code=False, disable_git=True
+                console="off",
+                x_disable_stats=True,
+                x_disable_meta=True,
+                save_code=False,
+                disable_git=True,
+                silent=True,
             ),
         )
         try:
