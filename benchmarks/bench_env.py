@@ -12,10 +12,15 @@ run of each first. Each environment is removed after its run, outside the timing
   stackcheck (pip)  stackcheck env create --installer pip
   plain pip         python -m venv DIR && DIR/bin/python -m pip install -r reqs
 
-Budget (issue 15): stackcheck's overhead over plain uv <= 10 %. Ratios are withheld (NOISY,
-exit 3) when the machine was too busy; see _refenv.MAX_SPREAD.
+  stackcheck@REV    with --against REV: the uv create of REV's src/ (git archive), side by side
 
-Usage: python benchmarks/bench_env.py [--runs N] [--no-pip] [--force]
+Budget (issue 15): stackcheck's overhead over plain uv <= 10 %. Ratios are withheld (NOISY,
+exit 3) when the machine was too busy; see _refenv.MAX_SPREAD. Bytecode is written as usual
+(into the run's own PYTHONPYCACHEPREFIX, by the warm-up run): with PYTHONDONTWRITEBYTECODE, as
+some shells set it, every run would compile stackcheck's sources again (~0.1 s here), which an
+installed stackcheck never does.
+
+Usage: python benchmarks/bench_env.py [--runs N] [--no-pip] [--against REV] [--force]
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -53,8 +59,10 @@ def setup(work: Path) -> tuple[Path, Path, Path, dict[str, str]]:
     registry.write_text(json.dumps({"schema_version": "1.0", "profiles": [PROFILE]}))
     reqs = work / "requirements.txt"
     reqs.write_text("torch==2.13.0\ntinyutil<2\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "VIRTUAL_ENV"))}
+    dropped = ("PIP_", "UV_", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE", "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env.update(
+        PYTHONPYCACHEPREFIX=str(work / "pycache"),
         PIP_CONFIG_FILE=os.devnull,
         XDG_CONFIG_DIRS=str(work / "xdg"),
         UV_CACHE_DIR=str(work / "uv-cache"),
@@ -98,6 +106,7 @@ def main() -> None:
     bench_arguments(parser)
     parser.add_argument("--runs", type=int, default=5, help="interleaved runs per command (default 5)")
     parser.add_argument("--no-pip", action="store_true", help="only the uv pair (pip's installs take ~20 s)")
+    parser.add_argument("--against", metavar="REV", help="also time the uv create of REV's src/")
     args = parser.parse_args()
     bench = Bench(force=args.force)
     with tempfile.TemporaryDirectory(prefix="stackcheck-bench-env-") as tmp:
@@ -106,27 +115,40 @@ def main() -> None:
         cases = commands(house, registry, reqs)
         if args.no_pip:
             cases = {k: v for k, v in cases.items() if "pip" not in k}
+        envs = {label: env for label in cases}
+        if args.against:
+            from bench_revisions import export_src
+
+            old = f"stackcheck@{args.against[:12]}"
+            cases = {old: cases["stackcheck (uv)"], **cases}  # the console script imports REV's src/
+            envs[old] = {**env, "PYTHONPATH": str(export_src(args.against, work / "against"))}
         print(
             f"wheelhouse: {TORCH_WHEEL.name} + {len(TORCH_DEPS) + 1} tiny wheels; "
             f"{args.runs} interleaved runs"
         )
         print(bench.load("at start"))
         samples: dict[str, list[float]] = {k: [] for k in cases}
+        cpu: dict[str, list[float]] = {k: [] for k in cases}  # user+sys of the command and its children
         for i in range(-1, args.runs):  # -1: the warm-up (fills uv's cache)
             for label, argv_of in cases.items():
-                target = str(work / f"env-{i}-{label.split()[-1].strip('()')}-{label[0]}")
+                target = str(work / f"env-{i}-{len(samples[label])}-{list(cases).index(label)}")
+                used = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
-                done = subprocess.run(argv_of(target), env=env, capture_output=True, text=True)
+                done = subprocess.run(argv_of(target), env=envs[label], capture_output=True, text=True)
                 elapsed = time.perf_counter() - t0
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                spent = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
                 if done.returncode != 0:
                     sys.exit(f"{label} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
                 shutil.rmtree(target)
                 if i >= 0:
                     samples[label].append(elapsed)
+                    cpu[label].append(spent)
         print(bench.load("at end"))
     stats = {label: bench.add(label, values) for label, values in samples.items()}
     for label, s in stats.items():
-        print(f"  {label:<18} {s['median']:7.2f}s [{s['min']:.2f}-{s['max']:.2f}]")
+        c = sorted(cpu[label])[len(cpu[label]) // 2]
+        print(f"  {label:<18} {s['median']:7.2f}s [{s['min']:.2f}-{s['max']:.2f}]   cpu {c:.2f}s")
     uv_x = stats["stackcheck (uv)"]["median"] / stats["plain uv"]["median"]
     print("\nbudgets (wall, medians):")
     print(
@@ -138,6 +160,15 @@ def main() -> None:
             uv_x <= 1.10,
         )
     )
+    if args.against:
+        ratio = stats["stackcheck (uv)"]["median"] / stats[old]["median"]
+        print(bench.line(f"stackcheck (uv) / {old}", f"{ratio:6.2f}x", ("stackcheck (uv)", old)))
+        was = stats[old]["median"] / stats["plain uv"]["median"]
+        print(
+            bench.line(
+                f"{old} / plain uv", f"{was:6.2f}x (overhead {100 * (was - 1):+.0f} %)", (old, "plain uv")
+            )
+        )
     if "plain pip" in stats:
         pip_x = stats["stackcheck (pip)"]["median"] / stats["plain pip"]["median"]
         print(

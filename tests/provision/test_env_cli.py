@@ -345,3 +345,88 @@ def test_installer_failure_is_one_line_without_credentials():
     )
     assert message.endswith(" --index-url 'https://<redacted>@mirror.example/simple'")
     assert "s3cr3t" not in message and "alice" not in message and "\n" not in message
+
+
+def test_uv_resolves_for_the_base_interpreter_while_the_environment_is_made(
+    cli_main, registry, wheelhouse, tmp_path
+):
+    """The steps a uv create runs are the ones --dry-run prints: the resolution names the base
+    interpreter (so it need not wait for the environment), the install the new one."""
+    target = tmp_path / "e"
+    base = ["env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(target)]
+    base += ["--installer", "uv", *offline(wheelhouse), "--json"]
+    code, out, err = cli_main(*base, "--dry-run")
+    assert code == 0, err
+    planned = json.loads(out)
+    assert not target.exists()
+    code, out, err = cli_main(*base)
+    assert code == 0, err
+    done = json.loads(out)
+    exe, new = planned["base_interpreter"], f"{target}/bin/python"
+    folder = f"{target}/stackcheck"
+    wheels = f"--no-index --find-links {wheelhouse}"
+    assert (
+        done["commands"]
+        == planned["commands"][:3]
+        == [
+            f"{UV} venv --quiet --allow-existing --no-python-downloads --python {exe} {target}",
+            f"{UV} pip compile {folder}/requirements.in --constraint {folder}/constraints.txt --python {exe} "
+            f"--generate-hashes --emit-index-annotation --no-header --quiet --no-python-downloads {wheels}",
+            f"{UV} pip sync {folder}/requirements.lock.txt --python {new} --require-hashes --quiet {wheels}",
+        ]
+    )
+    assert (done["packages"], done["verdict"]) == (3, "ok")
+    assert installed(target) == {"jinja2": "3.1.6", "markupsafe": "3.0.3", "tinyutil": "1.0"}
+    assert sorted(p.name for p in (target / "stackcheck").iterdir()) == [
+        "constraints.txt", "lock.json", "requirements.in", "requirements.lock.txt",
+    ]  # fmt: skip
+
+
+def test_lock_with_uv_makes_no_environment(registry, wheelhouse, monkeypatch):
+    """uv resolves a lock for the base interpreter itself: the only step is the resolution."""
+    from stackcheck.catalog import load_catalog
+    from stackcheck.knowledge import load_knowledge
+    from stackcheck.provision import create as steps
+    from stackcheck.provision.installer import Installer
+    from stackcheck.provision.plan import Sources, make_plan
+
+    ran: list[list[str]] = []
+    real = steps._run
+    monkeypatch.setattr(steps, "_run", lambda argv, *a, **k: ran.append(argv) or real(argv, *a, **k))
+    profile = load_catalog(registry).get("TINY-CPU")
+    plan = make_plan(
+        profile, steps.machine_facts(), load_knowledge(), python=sys.executable,
+        python_version="%d.%d" % sys.version_info[:2], cuda="auto",
+        sources=Sources(no_index=True, find_links=(str(wheelhouse),)),
+    )  # fmt: skip
+    lock = steps.lock_plan(plan, Installer("uv", UV))
+    assert [(p.name, p.version) for p in lock.packages] == [
+        ("jinja2", "3.1.6"), ("markupsafe", "3.0.3"), ("tinyutil", "1.0"),
+    ]  # fmt: skip
+    assert [argv[:3] for argv in ran] == [[UV, "pip", "compile"]]
+    assert ran[0][ran[0].index("--python") + 1] == sys.executable
+
+
+def test_failing_venv_beside_a_finished_resolution_is_refused_and_nothing_is_left(
+    cli_main, registry, wheelhouse, tmp_path, monkeypatch
+):
+    """The environment is made in a thread while uv resolves: its failure is still the
+    command's (one line, exit 1) and the target is removed after both have finished."""
+    fake = tmp_path / "uv"
+    fake.write_text(
+        f'#!/bin/sh\nif [ "$1" = venv ]; then echo "error: no space left on device" >&2; exit 2; fi\n'
+        f'exec {UV} "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr("stackcheck.provision.installer.find_uv", lambda: str(fake))
+    target = tmp_path / "v"
+    code, out, err = cli_main(
+        "env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(target),
+        "--installer", "uv", *offline(wheelhouse),
+    )  # fmt: skip
+    assert code == 1
+    assert err.endswith(
+        f"stackcheck: refused: creating {target} failed (error: no space left on device): {fake} venv "
+        f"--quiet --allow-existing --no-python-downloads --python {sys.executable} {target}\n"
+    ), err
+    assert not target.exists()

@@ -2,12 +2,15 @@
 
 1. make the environment (``uv venv`` / ``python -m venv``);
 2. resolve the plan's requirements and constraints into exact pins with hashes (``uv pip
-   compile`` / ``pip install --dry-run --report``), without installing anything;
+   compile`` / ``pip install --dry-run --report``), without installing anything; uv resolves
+   for the base interpreter (the one the environment is made from: the same markers) while
+   the environment is being made;
 3. refuse the plan when the resolution holds a package the profile forbids (naming the chain
    of requirements that pulls it in);
 4. install exactly the hashed pins (``uv pip sync`` / ``pip install --no-deps --require-hashes``),
    the same step a restore runs from a lock;
-5. verify the installed set against the pins, register the kernel, run the preflight.
+5. verify the installed set against the pins, register the kernel, run the preflight (what
+   those need is imported while the installer works, so it costs no time after it).
 
 A failure at any step removes what this run created (nothing half-created is left behind).
 The files the steps read and write live in ``DIR/stackcheck/`` (the lock among them, so
@@ -20,18 +23,22 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stackcheck.errors import InputError, Refused
 from stackcheck.models.finding import Report
 from stackcheck.models.snapshot import Snapshot, normalize_name
-from stackcheck.notebook.register import Registration
 from stackcheck.provision.installer import Installer, child_env
 from stackcheck.provision.lock import Lock, LockedPackage, LockHeader, drift, installed_versions
 from stackcheck.provision.plan import Plan, Sources, env_paths
+
+if TYPE_CHECKING:
+    from stackcheck.notebook.register import Registration
 
 __all__ = ["Outcome", "check_target", "create", "find_python", "forbidden_chains", "lock_plan", "restore"]
 
@@ -259,10 +266,71 @@ def _resolve(
 
 
 def _new_env(installer: Installer, base: str, path: str, system: str, outcome: Outcome, sources, progress):
+    """Record the step that makes the environment; the callable returned runs it and gives the
+    new environment's interpreter (recorded first, so the steps keep their order when it runs
+    in another thread)."""
     argv = installer.venv(base, path)
     outcome.steps.append(argv)
-    _run(argv, f"creating {path}", sources, progress=progress)
-    return interpreter(path, system)
+
+    def make() -> str:
+        _run(argv, f"creating {path}", sources, progress=progress)
+        return interpreter(path, system)
+
+    return make
+
+
+def _resolver(installer: Installer, plan: Plan, target: str) -> str:
+    """The interpreter the resolution is made for: uv resolves for the base interpreter (the
+    environment's markers are its own), so it need not wait for the environment; pip runs
+    inside the new environment."""
+    return plan.python if installer.name == "uv" else target
+
+
+def _env_and_lock(plan: Plan, installer: Installer, path: str, folder: Path, outcome: Outcome, progress):
+    """Make the environment and resolve the plan (refusing a forbidden package): with uv both
+    at once, the environment in a thread; both have finished when this returns or raises."""
+    if installer.name != "uv":
+        target = _new_env(installer, plan.python, path, plan.system, outcome, plan.sources, progress)()
+        lock = _resolve(plan, installer, target, folder, progress=progress, outcome=outcome)
+        return target, lock
+    made: list[BaseException | str] = []
+    new_env = _new_env(installer, plan.python, path, plan.system, outcome, plan.sources, False)
+
+    def make() -> None:
+        try:
+            made.append(new_env())
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            made.append(exc)
+
+    worker = threading.Thread(target=make, name="stackcheck-venv", daemon=True)
+    worker.start()
+    try:
+        lock = _resolve(plan, installer, plan.python, folder, progress=progress, outcome=outcome)
+    finally:
+        worker.join()  # before anything is cleaned up: the environment is written until then
+    if isinstance(made[0], BaseException):
+        raise made[0]
+    return made[0], lock
+
+
+def _preload() -> threading.Thread:
+    """Import what the verify and the preflight need, in a thread: started when the installer
+    starts, whose run this process only waits on, and joined before they run."""
+
+    def load() -> None:
+        try:
+            import stackcheck.environment  # noqa: F401
+            import stackcheck.judge  # noqa: F401
+            import stackcheck.probe.foreign  # noqa: F401
+            from stackcheck.checks.registry import all_checks
+
+            all_checks()
+        except Exception:  # noqa: BLE001 - the caller imports them again and meets the error there
+            pass
+
+    worker = threading.Thread(target=load, name="stackcheck-preload", daemon=True)
+    worker.start()
+    return worker
 
 
 def _install(lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress):
@@ -305,12 +373,13 @@ def create(
     say = on_step or (lambda _text: None)
     folder = Path(path) / FILES
     with _target(path, force=force):
-        target = _new_env(installer, plan.python, path, plan.system, outcome, plan.sources, progress)
-        outcome.python = target
         say(f"resolving {len(plan.requirements)} requirements with {installer.name}")
-        outcome.lock = lock = _resolve(plan, installer, target, folder, progress=progress, outcome=outcome)
+        target, lock = _env_and_lock(plan, installer, path, folder, outcome, progress)
+        outcome.python, outcome.lock = target, lock
         say(f"installing {len(lock.packages)} packages")
+        preload = _preload()
         _install(lock, installer, target, folder, plan.sources.with_torch(plan.torch), outcome, progress)
+        preload.join()
         snap = _verify(lock, target, tuple(plan.profile.required_modules))
         from stackcheck.fileio import atomic_write
 
@@ -335,7 +404,7 @@ def planned_steps(plan: Plan, path: str, installer: Installer, kernel: str | Non
     steps = [
         installer.venv(plan.python, path),
         installer.resolve_argv(
-            target,
+            _resolver(installer, plan, target),
             str(folder / "requirements.in"),
             str(folder / "constraints.txt"),
             sources,
@@ -350,11 +419,15 @@ def planned_steps(plan: Plan, path: str, installer: Installer, kernel: str | Non
 
 
 def lock_plan(plan: Plan, installer: Installer, *, progress: bool = False) -> Lock:
-    """The lock of ``plan``: resolved in a throwaway environment of the same interpreter."""
+    """The lock of ``plan``: uv resolves for the base interpreter itself; pip in a throwaway
+    environment of that interpreter."""
     outcome = Outcome(path="", python="")
     with tempfile.TemporaryDirectory(prefix="stackcheck-lock-") as tmp:
-        env = os.path.join(tmp, "env")
-        target = _new_env(installer, plan.python, env, plan.system, outcome, plan.sources, progress)
+        if installer.name == "uv":  # no environment needed: uv resolves for the base interpreter
+            target = plan.python
+        else:
+            env = os.path.join(tmp, "env")
+            target = _new_env(installer, plan.python, env, plan.system, outcome, plan.sources, progress)()
         return _resolve(plan, installer, target, Path(tmp) / FILES, progress=progress, outcome=outcome)
 
 
@@ -375,7 +448,7 @@ def restore(
     outcome = Outcome(path=path, python=interpreter(path, system), lock=lock)
     folder = Path(path) / FILES
     with _target(path, force=force):
-        target = _new_env(installer, python, path, system, outcome, sources, progress)
+        target = _new_env(installer, python, path, system, outcome, sources, progress)()
         outcome.python = target
         _install(lock, installer, target, folder, sources, outcome, progress)
         _verify(lock, target)

@@ -232,7 +232,11 @@ class Installer:
 
     def venv(self, python: str, path: str) -> list[str]:
         if self.name == "uv":
-            return [self.exe, "venv", "--quiet", "--no-python-downloads", "--python", python, path]
+            # --allow-existing: DIR/stackcheck/ (the resolution's files) may be written meanwhile
+            return [
+                self.exe, "venv", "--quiet", "--allow-existing", "--no-python-downloads", "--python", python,
+                path,
+            ]  # fmt: skip
         return [python, "-m", "venv", path]
 
     def _source_args(self, sources: Sources) -> list[str]:
