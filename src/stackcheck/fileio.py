@@ -28,20 +28,36 @@ def source_name(path: str | os.PathLike) -> str:
     return "<stdin>" if str(path) == STDIN else str(path)
 
 
-def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
-    """The content of ``path`` (``-``: standard input), or a one-line InputError."""
+# The largest contract file (snapshot, profile registry, record, lock, report …) read whole.
+# The biggest real ones are a few MiB (a snapshot of 5,000 distributions); logs are streamed.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file", *, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The content of ``path`` (``-``: standard input), or a one-line InputError. Memory is
+    bounded: more than ``limit`` bytes is an error, found before reading when the size is known."""
     if str(path) == STDIN:
         import sys
 
-        return sys.stdin.buffer.read()
+        return _within(sys.stdin.buffer.read(limit + 1), limit, "<stdin>", what)
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise InputError(f"{path}: {size} bytes, larger than the {limit}-byte limit for {_a(what)}")
+            return _within(fh.read(limit + 1), limit, str(path), what)  # a FIFO has no size
     except FileNotFoundError:
         raise InputError(f"{path}: no such {what}") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory, expected {_a(what)}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+
+
+def _within(data: bytes, limit: int, name: str, what: str) -> bytes:
+    if len(data) > limit:
+        raise InputError(f"{name}: more than the {limit}-byte limit for {_a(what)}")
+    return data
 
 
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
