@@ -85,7 +85,7 @@ _rx = functools.lru_cache(maxsize=None)(re.compile)  # functools.cache: Python >
 @functools.lru_cache(maxsize=None)  # noqa: UP033 - Python 3.8 (see the module docstring)
 def compiled_shapes():
     """kind → (anchors, compiled pattern) of :data:`TOKEN_SHAPES`."""
-    return {kind: (anchors, re.compile(pattern)) for kind, (anchors, pattern) in TOKEN_SHAPES.items()}
+    return {kind: (anchors, _rx(pattern)) for kind, (anchors, pattern) in TOKEN_SHAPES.items()}
 
 
 def mixed(value: str) -> bool:
@@ -96,9 +96,10 @@ def shape_matches(text: str, kinds=None):
     """(kind, start, end, value) for every token shape found in ``text``; ``value`` is the
     secret (group 1 where the pattern has context around it). Shapes that need a mix of
     letters and digits and lack it are skipped."""
-    for kind, (anchors, regex) in compiled_shapes().items():
+    for kind, (anchors, pattern) in TOKEN_SHAPES.items():
         if (kinds is not None and kind not in kinds) or not any(a in text for a in anchors):
             continue
+        regex = _rx(pattern)  # only the shapes whose anchors the text holds are compiled
         group = 1 if regex.groups else 0
         for m in regex.finditer(text):
             value = m.group(group)

@@ -52,17 +52,19 @@ _ORT_PROVIDERS = {  # onnxruntime_providers_<key> library → provider name
     "cann": "CANNExecutionProvider",
 }
 _BUILTIN_PROVIDERS = {"directml": ["DmlExecutionProvider"], "qnn": ["QNNExecutionProvider"]}
-_LOCAL_BUILD = re.compile(r"^(cu\d+|cpu|rocm[\d.]*|xpu|tpu|hpu|neuron)$")
-_LOCAL_COMMIT = re.compile(r"^g([0-9a-f]{7,40})$")
-_LLAMA_VERSION = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]{6,40})\)")
-_LLAMA_BUILT = re.compile(r"built with (.+?)\s*$", re.M)
+# Patterns, compiled (and kept by re's own cache) on first use: with no engine installed, as on
+# most machines, none is needed.
+_LOCAL_BUILD = r"^(cu\d+|cpu|rocm[\d.]*|xpu|tpu|hpu|neuron)$"
+_LOCAL_COMMIT = r"^g([0-9a-f]{7,40})$"
+_LLAMA_VERSION = r"version:\s*(\d+)\s*\(([0-9a-f]{6,40})\)"
+_LLAMA_BUILT = r"built with (.+?)\s*$"
 _LLAMA_BACKENDS = (
-    (re.compile(r"load_backend: loaded (\w+) backend"), None),
-    (re.compile(r"ggml_cuda_init|CUDA devices?:|found \d+ CUDA devices"), "CUDA"),
-    (re.compile(r"ggml_metal_init|Metal"), "Metal"),
-    (re.compile(r"ggml_vulkan|Vulkan"), "Vulkan"),
-    (re.compile(r"ggml_sycl|SYCL"), "SYCL"),
-    (re.compile(r"HIP devices|ROCm"), "ROCm"),
+    (r"load_backend: loaded (\w+) backend", None),
+    (r"ggml_cuda_init|CUDA devices?:|found \d+ CUDA devices", "CUDA"),
+    (r"ggml_metal_init|Metal", "Metal"),
+    (r"ggml_vulkan|Vulkan", "Vulkan"),
+    (r"ggml_sycl|SYCL", "SYCL"),
+    (r"HIP devices|ROCm", "ROCm"),
 )
 
 
@@ -108,9 +110,9 @@ def split_local(version: str) -> tuple[str, str, str]:
     public, _, local = version.partition("+")
     build = commit = ""
     for part in re.split(r"[.\-_]", local) if local else ():
-        if _LOCAL_BUILD.match(part) and not build:
+        if re.match(_LOCAL_BUILD, part) and not build:
             build = part
-        elif (m := _LOCAL_COMMIT.match(part)) and not commit:
+        elif (m := re.match(_LOCAL_COMMIT, part)) and not commit:
             commit = m.group(1)
     return public, build, commit
 
@@ -187,12 +189,12 @@ def _onnxruntime(d: dict, flavor: str) -> Engine:
 
 
 def _llama_binary(errors: list[str]) -> Engine | None:
-    from stackcheck.probe.proc import run
-
     for binary in LLAMA_BINARIES:
         path = shutil.which(binary)
         if path is None:
             continue
+        from stackcheck.probe.proc import run  # here: without llama.cpp, no subprocess import
+
         done = run([path, "--version"], timeout=VERSION_TIMEOUT_S)
         text = done.stdout + "\n" + done.stderr
         engine = parse_llama_version(text)
@@ -209,18 +211,18 @@ def parse_llama_version(text: str) -> Engine | None:
     """llama.cpp's ``--version`` output (``version: 4567 (abc1234)`` / ``built with CC for
     TARGET``, plus the backend lines ggml prints while it loads) → Engine, None without a
     version line."""
-    m = _LLAMA_VERSION.search(text)
+    m = re.search(_LLAMA_VERSION, text)
     if m is None:
         return None
     backends: list[str] = []
     for pattern, name in _LLAMA_BACKENDS:
-        for hit in pattern.finditer(text):
+        for hit in re.finditer(pattern, text):
             label = name or hit.group(1)
             if label not in backends:
                 backends.append(label)
     if "CPU" not in backends:
         backends.append("CPU")
-    built = _LLAMA_BUILT.search(text)
+    built = re.search(_LLAMA_BUILT, text, re.M)
     return Engine(
         name="llama.cpp",
         version=f"b{m.group(1)}",

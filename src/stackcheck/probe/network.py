@@ -8,7 +8,6 @@ exists on every node. Standard library, file reads only.
 from __future__ import annotations
 
 import os
-import socket
 
 from stackcheck.models.snapshot import NetInterface, NetworkSection
 
@@ -17,10 +16,12 @@ MAX_INTERFACES = 512  # bounded: a host with thousands of veth pairs still gives
 
 
 def collect(ctx=None) -> NetworkSection:
-    sec = NetworkSection(status="ok", source="sysfs", hostname=socket.gethostname())
+    sec = NetworkSection(status="ok", source="sysfs", hostname=_hostname())
     try:
         names = sorted(os.listdir(SYS_CLASS_NET))
     except OSError:
+        import socket
+
         sec.source = "socket"
         try:
             names = sorted(name for _, name in socket.if_nameindex())
@@ -31,6 +32,16 @@ def collect(ctx=None) -> NetworkSection:
         return sec
     sec.interfaces = [_sysfs_interface(name) for name in names[:MAX_INTERFACES]]
     return sec
+
+
+def _hostname() -> str:
+    """What ``socket.gethostname()`` answers; on POSIX that is uname's node name (gethostname(2)
+    reads it), which spares importing socket (about 1.5 ms, more than the rest of the section)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
 
 
 def _sysfs_interface(name: str) -> NetInterface:
