@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 
 from stackcheck.models.snapshot import Engine, EnginesSection
+from stackcheck.probe.files import which
 
 VERSION_TIMEOUT_S = 5.0
 LLAMA_BINARIES = ("llama-server", "llama-cli")
@@ -190,7 +190,7 @@ def _onnxruntime(d: dict, flavor: str) -> Engine:
 
 def _llama_binary(errors: list[str]) -> Engine | None:
     for binary in LLAMA_BINARIES:
-        path = shutil.which(binary)
+        path = which(binary)
         if path is None:
             continue
         from stackcheck.probe.proc import run  # here: without llama.cpp, no subprocess import

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 
 from stackcheck.models.snapshot import Kernelspec, KernelsSection, UnreadableKernelspec
+from stackcheck.probe.files import which
 from stackcheck.redaction import redact_argv
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?(\.exe)?$", re.IGNORECASE)
@@ -149,7 +149,7 @@ def read_kernelspec(name: str, path: str) -> tuple[Kernelspec | None, str]:
     spec.bare_python = bare and bool(_PYTHON_NAME.match(head))
     spec.argv = redact_argv(spec.argv)
     if language.lower() == "python" or _PYTHON_NAME.match(os.path.basename(head)):
-        resolved = shutil.which(head) if bare else head
+        resolved = which(head) if bare else head
         spec.interpreter = resolved or head
         spec.interpreter_exists = resolved is not None and os.path.exists(resolved)
     return spec, ""

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 
 from stackcheck.models.snapshot import Tool, ToolchainSection
+from stackcheck.probe.files import which
 
 NVCC_NOTE = "system CUDA toolkit; torch uses its own bundled runtime"
 TOOL_TIMEOUT_S = 5.0
@@ -37,7 +37,7 @@ def collect(ctx=None) -> ToolchainSection:
 
 def find_nvcc(env) -> Tool | None:
     exe = "nvcc.exe" if os.name == "nt" else "nvcc"
-    path = shutil.which(exe, path=env.get("PATH", ""))
+    path = which(exe, path=env.get("PATH", ""))
     if path is None:
         for var in ("CUDA_HOME", "CUDA_PATH"):
             root = env.get(var)
@@ -112,7 +112,7 @@ def _nvcc_version(path: str) -> str:
 
 
 def find_gcc() -> Tool | None:
-    path = shutil.which("gcc")
+    path = which("gcc")
     if path is None:
         return None
 
