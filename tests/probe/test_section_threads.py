@@ -60,3 +60,39 @@ def test_a_section_past_the_deadline_is_a_timeout(monkeypatch):
     (thread,) = started
     assert thread.daemon and thread.name == "stackcheck-probe-git"  # never holds the process at exit
     thread.join(60)
+
+
+def test_inline_sections_run_in_the_calling_thread_and_the_others_in_their_own(monkeypatch):
+    import stackcheck.probe.environ
+    import stackcheck.probe.git
+    import stackcheck.probe.launch
+    import stackcheck.probe.network
+
+    ran = {}
+
+    def boom(ctx):
+        raise OSError("no /proc")
+
+    def recorder(name, section):
+        def collect(ctx):
+            ran[name] = threading.current_thread()
+            return section(status="ok", source="test")
+
+        return collect
+
+    monkeypatch.setattr(stackcheck.probe.environ, "collect", recorder("env", S.EnvSection))
+    monkeypatch.setattr(stackcheck.probe.network, "collect", recorder("network", S.NetworkSection))
+    monkeypatch.setattr(stackcheck.probe.git, "collect", recorder("git", S.GitSection))
+    monkeypatch.setattr(stackcheck.probe.launch, "collect", boom)
+    out = probe._collect_all(("git", "env", "launch", "network"), _ctx())
+    # an inline section that raises is failed, as a threaded one is; the others are kept
+    assert (out["launch"].status, out["launch"].source, out["launch"].error) == (
+        "failed",
+        "probe",
+        "OSError: no /proc",
+    )
+    assert [out[n].source for n in ("git", "env", "network")] == ["test", "test", "test"]
+    assert ran["env"] is ran["network"] is threading.current_thread()
+    assert ran["git"].name == "stackcheck-probe-git" and ran["git"].daemon
+    assert {"env", "launch", "network", "hosted", "kernels", "platform"} == probe.INLINE
+    assert not probe.INLINE & {"accelerators", "torch", "toolchain", "git", "engines"}  # NVML, subprocesses
