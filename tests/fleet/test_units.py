@@ -289,3 +289,15 @@ def test_snapshots_into_a_directory_below_a_file_is_one_line(tmp_path):
     assert str(err.value) == (
         f"{out}: {tmp_path / 'a-file'} is a file, not a directory (expected the snapshot directory)"
     )
+
+
+def test_fleet_gather_outside_a_launcher_names_itself(capsys, monkeypatch, tmp_path):
+    for name in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, err = run_cli(capsys, "fleet", "gather", "-o", str(tmp_path / "snaps"))
+    assert (code, out) == (2, "")
+    assert err == (
+        "stackcheck: error: fleet gather: not launched as a rank (no RANK or SLURM_PROCID in the "
+        "environment); run it under torchrun (torchrun --nproc-per-node N -m stackcheck ...) or srun\n"
+    )
+    assert not (tmp_path / "snaps").exists()

@@ -108,7 +108,7 @@ def gather(out_dir, timeout_s, as_json):
     from stackcheck.fleet.run import write_snapshots
 
     own = obtain(None)
-    group = join(timeout_s, snapshot=own)
+    group = join(timeout_s, snapshot=own, who="fleet gather")
     code = None
     try:
         snaps = gather_snapshots(group, own)

@@ -82,41 +82,42 @@ class Fleet:
             dist.destroy_process_group()
 
 
-def launch_facts(environ: Mapping[str, str] | None = None) -> LaunchSection:
-    """The launch section of this process, or a one-line error when it is not a rank."""
+def launch_facts(environ: Mapping[str, str] | None = None, *, who: str = "--distributed") -> LaunchSection:
+    """The launch section of this process, or a one-line error (naming ``who``, the command
+    or flag that needs a launcher) when it is not a rank."""
     env = os.environ if environ is None else environ
     facts = from_environ(env)
     if facts.status != "ok" or facts.rank is None:
         raise InputError(
-            "--distributed: not launched as a rank (no RANK or SLURM_PROCID in the environment); run it "
+            f"{who}: not launched as a rank (no RANK or SLURM_PROCID in the environment); run it "
             "under torchrun (torchrun --nproc-per-node N -m stackcheck ...) or srun"
         )
     if facts.world_size is None or facts.world_size < 1:
-        raise InputError(
-            f"--distributed: the {facts.launcher} launch sets no world size (WORLD_SIZE / SLURM_NTASKS)"
-        )
+        raise InputError(f"{who}: the {facts.launcher} launch sets no world size (WORLD_SIZE / SLURM_NTASKS)")
     if facts.rank >= facts.world_size:
-        raise InputError(f"--distributed: rank {facts.rank} is not below the world size {facts.world_size}")
+        raise InputError(f"{who}: rank {facts.rank} is not below the world size {facts.world_size}")
     if not env.get("MASTER_ADDR") or not env.get("MASTER_PORT"):
         raise InputError(
-            f"--distributed under {facts.launcher}: MASTER_ADDR and MASTER_PORT must be set (export them "
+            f"{who} under {facts.launcher}: MASTER_ADDR and MASTER_PORT must be set (export them "
             "in the job script: the first node's host name and a free port; see docs/fleet.md)"
         )
     return facts
 
 
-def join(timeout_s: float = DEFAULT_TIMEOUT_S, snapshot: Snapshot | None = None) -> Fleet:
+def join(
+    timeout_s: float = DEFAULT_TIMEOUT_S, snapshot: Snapshot | None = None, *, who: str = "--distributed"
+) -> Fleet:
     """Rendezvous with the other ranks and start a gloo process group whose collectives give
     up after ``timeout_s``. ``snapshot``: this rank's, taken first: a GLOO_SOCKET_IFNAME that
     names none of its interfaces is left out of this group (gloo would abort the rank; FLT008
     reports it instead)."""
-    facts = launch_facts()
+    facts = launch_facts(who=who)
     try:
         import torch.distributed as dist
     except ImportError as exc:
-        raise InputError(f"--distributed needs torch in this interpreter ({exc})") from None
+        raise InputError(f"{who} needs torch in this interpreter ({exc})") from None
     if not dist.is_available():
-        raise InputError("--distributed: this torch build has no torch.distributed")
+        raise InputError(f"{who}: this torch build has no torch.distributed")
     assert facts.rank is not None and facts.world_size is not None  # launch_facts said so
     timeout = timedelta(seconds=timeout_s)
     unusable = _unusable_gloo_ifname(snapshot)
@@ -135,7 +136,7 @@ def join(timeout_s: float = DEFAULT_TIMEOUT_S, snapshot: Snapshot | None = None)
     except (RuntimeError, ValueError, OSError) as exc:  # DistStoreError, DistNetworkError …
         where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
         raise InputError(
-            f"--distributed: rank {facts.rank} could not join the {facts.world_size} ranks at {where} within "
+            f"{who}: rank {facts.rank} could not join the {facts.world_size} ranks at {where} within "
             f"{timeout_s:g} s: {_first_line(exc)}"
         ) from None
     finally:
