@@ -83,6 +83,21 @@ def test_fp16_adapter_for_bf16_base(built, capsys):
     assert "v.to(torch.bfloat16)" in c["fix"] and c["fix"].endswith("adapter_fp16/adapter_model.safetensors")
 
 
+def test_a_max_lora_rank_vllm_does_not_accept_is_blocked(built, capsys):
+    code, f = findings(capsys, str(built / "adapter_r64"), "--for", "vllm", "--max-lora-rank", "100")
+    assert code == 1
+    (c,) = f["ART011"]
+    assert c["verdict"] == "blocked"
+    assert c["observed"] == (
+        "--max-lora-rank 100 is not a value vllm accepts (one of 8, 16, 32, 64, 128, 256, 320, 512) "
+        "(lora_alpha 128, scaling 2)"
+    )
+    assert c["fix"] == (
+        "start vllm with --max-lora-rank 128: vllm serve "
+        f"{built / 'llama'} --enable-lora --lora-modules adapter={built / 'adapter_r64'} --max-lora-rank 128"
+    )
+
+
 def test_rank_64_against_vllm_limit_16(built, capsys):
     code, f = findings(capsys, str(built / "adapter_r64"), "--for", "vllm")
     assert code == 1

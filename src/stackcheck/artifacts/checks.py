@@ -801,6 +801,19 @@ def _adapter_rank(
             )
         else:
             fixes.append(_merge_fix(art))
+    accepted = limits.get("allowed")
+    if opts.max_lora_rank is not None and accepted and opts.max_lora_rank not in accepted:
+        # the engine refuses to start with it, whatever the adapter's rank
+        problems.append(
+            f"{limits['flag']} {opts.max_lora_rank} is not a value {opts.target} accepts "
+            f"(one of {', '.join(map(str, accepted))})"
+        )
+        fit = [a for a in accepted if a >= max(rank, opts.max_lora_rank)]
+        if fit and tgt.get("serve"):
+            fixes.append(
+                f"start {opts.target} with {limits['flag']} {fit[0]}: "
+                + _serve(tgt, art, base, cfg, limits["flag"], str(fit[0]))
+            )
     if cfg.get("use_dora") and not tgt["dora"]:
         problems.append(f"DoRA (use_dora true): {opts.target} refuses it")
         fixes.append(_merge_fix(art))
