@@ -494,6 +494,30 @@ def datasets_stack(cp: str, version: str = "4.1.1", numpy_req: str = "numpy>=1.1
     ]
 
 
+def pydantic_stack(cp: str) -> list[dict]:
+    """pydantic 2.12 and what it pulls in (wandb's and vLLM's environments both carry it)."""
+    return [
+        dist(
+            "pydantic",
+            "2.12.2",
+            [
+                "annotated-types>=0.6.0",
+                "pydantic-core==2.41.4",
+                "typing-extensions>=4.14.1",
+                "typing-inspection>=0.4.2",
+            ],
+        ),
+        dist(
+            "pydantic_core",
+            "2.41.4",
+            ["typing-extensions>=4.14.1"],
+            tags=(f"{cp}-{cp}-manylinux_2_17_x86_64",),
+        ),
+        dist("annotated-types", "0.7.0", top_level=["annotated_types"]),
+        dist("typing-inspection", "0.4.2", ["typing-extensions>=4.12.0"], top_level=["typing_inspection"]),
+    ]
+
+
 def jupyter_bits() -> list[dict]:
     """ipykernel and its runtime closure (ipython's optional pieces left out)."""
     return [
@@ -929,26 +953,7 @@ def training_venv(cp: str, root: str) -> tuple[str, list[dict]]:
                 tags=("py3-none-manylinux_2_17_x86_64",),
             ),
             dist("protobuf", "6.32.1", top_level=["google"], tags=("cp39-abi3-manylinux2014_x86_64",)),
-            dist(
-                "pydantic",
-                "2.12.2",
-                [
-                    "annotated-types>=0.6.0",
-                    "pydantic-core==2.41.4",
-                    "typing-extensions>=4.14.1",
-                    "typing-inspection>=0.4.2",
-                ],
-            ),
-            dist(
-                "pydantic_core",
-                "2.41.4",
-                ["typing-extensions>=4.14.1"],
-                tags=(f"{cp}-{cp}-manylinux_2_17_x86_64",),
-            ),
-            dist("annotated-types", "0.7.0", top_level=["annotated_types"]),
-            dist(
-                "typing-inspection", "0.4.2", ["typing-extensions>=4.12.0"], top_level=["typing_inspection"]
-            ),
+            *pydantic_stack(cp),
             dist("sentry-sdk", "2.42.0", ["urllib3>=1.26.11", "certifi"], top_level=["sentry_sdk"]),
             dist("click", "8.3.0"),
         ],
@@ -1328,26 +1333,7 @@ def vllm_011_h100() -> dict:
                 tags=(f"{cp}-{cp}-manylinux2014_x86_64",),
             ),
             dist("llvmlite", "0.44.0", tags=(f"{cp}-{cp}-manylinux_2_17_x86_64",)),
-            dist(
-                "pydantic",
-                "2.12.2",
-                [
-                    "annotated-types>=0.6.0",
-                    "pydantic-core==2.41.4",
-                    "typing-extensions>=4.14.1",
-                    "typing-inspection>=0.4.2",
-                ],
-            ),
-            dist(
-                "pydantic_core",
-                "2.41.4",
-                ["typing-extensions>=4.14.1"],
-                tags=(f"{cp}-{cp}-manylinux_2_17_x86_64",),
-            ),
-            dist("annotated-types", "0.7.0", top_level=["annotated_types"]),
-            dist(
-                "typing-inspection", "0.4.2", ["typing-extensions>=4.12.0"], top_level=["typing_inspection"]
-            ),
+            *pydantic_stack(cp),
             dist("protobuf", "6.32.1", top_level=["google"], tags=("cp39-abi3-manylinux2014_x86_64",)),
             dist("six", "1.17.0"),
             dist("einops", "0.8.1"),
