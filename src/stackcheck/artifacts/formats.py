@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stackcheck.errors import InputError
+from stackcheck.shellcmd import command
 
 __all__ = ["GgufFacts", "OnnxFacts", "gguf_facts", "onnx_facts", "onnxruntime_installed"]
 
@@ -71,7 +72,7 @@ def _read(path: Path, package: str, what: str, read: Callable[[Any], Any]) -> tu
     try:
         module = importlib.import_module(package)
     except ImportError:
-        return None, f"the {package} package is not installed (pip install {package})"
+        return None, f"the {package} package is not installed ({command('pip', 'install', package)})"
     try:
         return read(module), ""
     except Exception as exc:  # DecodeError, a bad magic, a truncated header …

@@ -16,6 +16,7 @@ import msgspec
 
 from stackcheck.bench.cases import Backend, Shape, case_dtype, flops
 from stackcheck.bench.timing import DEFAULT_REPS, DEFAULT_WARMUP, Timing, measure, summary
+from stackcheck.shellcmd import command
 
 __all__ = ["BenchRun", "CaseResult", "run_suite", "skip_reason"]
 
@@ -73,7 +74,7 @@ def skip_reason(backend: Backend, shape: Shape, device, available: Callable[[str
         return f"a {backend.op} backend, {shape.name} is a {shape.op} shape"
     if not available(backend.module):
         dist = {"flash_attn": "flash-attn"}.get(backend.module, backend.module)
-        return f"not installed: {dist} (pip install {dist})"
+        return f"not installed: {dist} ({command('pip', 'install', dist)})"
     dtype = case_dtype(backend, shape)
     if backend.cuda_only and not device.cuda:
         return f"CPU-only: no CUDA GPU here for {backend.cuda_only}"
