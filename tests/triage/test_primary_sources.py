@@ -1,0 +1,171 @@
+"""Rules written from the libraries' own messages (issue 12: rules that generalise). Each message
+is the format string of its primary source (torch, the CUDA runtime's error names, NVML,
+nvidia-container-cli, Docker, TensorFlow, vLLM, SGLang, llama.cpp, DeepSpeed, setuptools)
+filled in; none is corpus text. The tests prove each family is answered in the forms real pastes
+take (logger and rank prefixes, a hard wrap, a cut end), names what the text names, ranks a family
+below the specific rule, and stays quiet where the text gives no ground."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackcheck.knowledge import load_knowledge
+from stackcheck.triage import triage_text
+
+KB = load_knowledge()
+
+ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary source, as pasted)
+    "cuda-not-available": [
+        ("KB246", "[rank1]: RuntimeError: No HIP GPUs are available"),
+        ("KB246", "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorNoDevice"),
+        (
+            "KB265",
+            "2025-03-01 10:00:00,123 - WARNING - torch.cuda.amp.GradScaler is enabled, but CUDA is not "
+            "available.  Disabling.",
+        ),
+        ("KB265", "ERROR 08-25 01:25:18 [engine.py:400] RuntimeError: Failed to infer device type"),
+        ("KB115", "RuntimeError: PyTorch was compiled without CUDA support"),
+        ("KB266", "nvidia-container-cli: initialization error: nvml error: driver not\nloaded: unknown."),
+        ("KB266", "$ nvidia-smi\nFailed to initialize NVML: Driver Not Loaded"),
+        (
+            "KB103",
+            "ImportError: /usr/lib/x86_64-linux-gnu/libcusparseLt.so.0: cannot open shared object file: "
+            "No such file or directory",
+        ),
+        (
+            "KB319",
+            "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
+            "library 'cublas64_11.dll'; dlerror: cublas64_11.dll not found",
+        ),
+    ],
+    "driver-too-old": [
+        (
+            "KB247",
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.9, please update "
+            "your driver to a newer version, or use an earlier cuda container: unknown.",
+        ),
+        ("KB247", "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver"),
+    ],
+    "gpu-arch-unsupported": [
+        (
+            "KB267",
+            "UserWarning: Found GPU0 NVIDIA GeForce GTX 1080 Ti which is of compute capability (CC) 6.1.",
+        ),
+        ("KB230", "CUDA_ERROR_NO_BINARY_FOR_GPU"),
+    ],
+    "cuda-oom": [
+        (
+            "KB268",
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current "
+            "value: mem_fraction_static=0.88",
+        ),
+        (
+            "KB268",
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc "
+            "failed: out of memory",
+        ),
+        (
+            "KB260",
+            "W tensorflow/core/common_runtime/bfc_allocator.cc:474] Allocator (GPU_0_bfc) ran out of "
+            "memory trying to allocate 512.0KiB (rounded to 524288)requested by op Conv2D",
+        ),
+        ("KB260", "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
+        (
+            "KB020",
+            "ValueError: To serve at least one request with the models's max seq len (8192), (1.00 GiB KV "
+            "cache is needed, which is larger than the available KV cache memory (0.50 GiB).",
+        ),
+    ],
+    "shared-memory": [
+        ("KB269", "OSError: [Errno 28] No space left on device: '/dev/shm/sem.mp-abc'"),
+        ("KB269", "cp: cannot create regular file '/dev/shm/x': No space left on device"),
+        (
+            "KB221",
+            "RuntimeError: unable to allocate shared memory(shm) for file </torch_1_2_3>: No space left "
+            "on device (28)",
+        ),
+    ],
+    "tokenizer-model-mismatch": [
+        ("KB261", "ValueError: Token id 128256 is out of vocabulary"),
+    ],
+    "extension-build": [
+        ("KB208", "AssertionError: CUDA_HOME does not exist, unable to compile CUDA op(s)"),
+        ("KB270", "error: command 'gcc' failed: No such file or directory"),
+        ("KB270", "RuntimeError: Ninja is required to load C++ exte"),
+    ],
+}
+ANSWERED = [(t, r, c) for c, rows in ANSWERED_BY_CATEGORY.items() for r, t in rows]
+
+
+@pytest.mark.parametrize(
+    "text,rule_id,category", ANSWERED, ids=[f"{r}-{i}" for i, (_, r, _) in enumerate(ANSWERED)]
+)
+def test_each_message_of_a_family_is_answered_by_its_rule(text, rule_id, category):
+    d = triage_text(text)
+    assert d.matches, text
+    assert (d.matches[0].rule_id, d.matches[0].category) == (rule_id, category)
+    assert d.matches[0].layer == KB.rule(rule_id).layer
+
+
+def test_the_rules_name_what_the_text_gives():
+    m = triage_text(ANSWERED[9][0]).matches[0]  # nvidia-container-cli's requirement
+    assert m.evidence[1:] == ["required cuda: 12.9"]
+    m = triage_text(ANSWERED[11][0]).matches[0]  # torch 2.13's notice
+    assert m.evidence[1:] == ["capability: 6.1"]
+    m = triage_text("llama_model_load: error loading model: unable to allocate CUDA0 buffer").matches[0]
+    assert (m.rule_id, m.evidence[1:]) == ("KB268", ["buffer: CUDA0"])
+    m = triage_text("error: command 'x86_64-linux-gnu-gcc' failed: No such file or directory").matches[0]
+    assert (m.rule_id, m.culprit) == ("KB270", "x86_64-linux-gnu-gcc")
+    m = triage_text(ANSWERED[18][0]).matches[0]  # /dev/shm full
+    assert m.evidence[1:] == [
+        "the write that failed: /dev/shm/sem.mp-abc",
+        "/dev/shm is shared memory: the container's shm size, not the disk",
+    ]
+    m = triage_text(ANSWERED[21][0]).matches[0]
+    assert m.evidence[1:] == ["token id: 128256"]
+
+
+def test_a_specific_cause_ranks_above_its_family():
+    # error 803 inside torch's initialisation warning: the mismatch first, CUDA's init family second
+    text = (
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some "
+        "cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: "
+        "system has unsupported display driver / cuda driver combination"
+    )
+    assert [(m.rule_id, m.layer) for m in triage_text(text).matches] == [
+        ("KB262", "specific"),
+        ("KB324", "family"),
+    ]
+    # a full /dev/shm is shared memory first; the disk-full family only second
+    assert [(m.rule_id, m.category) for m in triage_text(ANSWERED[18][0]).matches] == [
+        ("KB269", "shared-memory"),
+        ("KB305", "disk-full"),
+    ]
+    d = triage_text(ANSWERED[20][0])  # torch's shm file: its own rule, then the family
+    assert [m.rule_id for m in d.matches] == ["KB221", "KB305"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # TensorFlow's allocator warning that says it is not a failure
+        "W tensorflow/core/common_runtime/bfc_allocator.cc:290] Allocator (GPU_0_bfc) ran out of memory "
+        "trying to allocate 1.42GiB with freed_by_count=0. The caller indicates that this is not a failure, "
+        "but this may mean that there could be performance gains if more memory were available.",
+        "ninja: no work to do.",
+        "Found GPU0 NVIDIA H100 80GB HBM3 with compute capability 9.0",
+        "torch.cuda.is_available(): True",
+        "nvidia-container-cli: requirement satisfied: cuda>=12.8",
+        "Token id 3 is in vocabulary",
+        "Not enough memory to show the preview",
+    ],
+)
+def test_the_new_rules_stay_quiet_without_ground(text):
+    assert triage_text(text).matches == []
+
+
+def test_near_misses_go_to_the_rule_they_belong_to():
+    d = triage_text("OSError: [Errno 28] No space left on device: '/data/ckpt.pt'")  # a disk, not /dev/shm
+    assert [(m.rule_id, m.category) for m in d.matches] == [("KB305", "disk-full")]
+    d = triage_text("error: command '/usr/bin/gcc' failed with exit code 1")  # the compiler ran and failed
+    assert [(m.rule_id, m.category) for m in d.matches] == [("KB320", "extension-build")]
