@@ -92,6 +92,56 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
         ("KB208", "AssertionError: CUDA_HOME does not exist, unable to compile CUDA op(s)"),
         ("KB270", "error: command 'gcc' failed: No such file or directory"),
         ("KB270", "RuntimeError: Ninja is required to load C++ exte"),
+        (
+            "KB208",
+            "csrc/ops.cu:1:10: fatal error: cuda_runtime.h: No such file or directory\n"
+            "compilation terminated.\nerror: command '/usr/bin/gcc' failed with exit code 1",
+        ),
+        ("KB270", "error: invalid command 'bdist_wheel'\n  ERROR: Failed building wheel for pycocotools"),
+        ("KB270", "      error: can't find Rust compiler\n      ERROR: Failed building wheel for tokenizers"),
+    ],
+    "dependency-conflict": [
+        (
+            "KB271",
+            '  File "/app/utils.py", line 12, in <module>\n    x = np.NaN\n'
+            "AttributeError: `np.NaN` was removed in the NumPy 2.0 release. Use `np.nan` instead.",
+        ),
+        (
+            "KB271",
+            "pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the `pydantic-settings` "
+            "package. See https://errors.pydantic.dev/2.5/u/import-error",
+        ),
+        (
+            "KB271",
+            "ImportError: This example requires a source install from HuggingFace Transformers (see "
+            "`https://huggingface.co/docs/transformers/installation#install-from-source`), but the version "
+            "found is 4.38.2.",
+        ),
+    ],
+    "abi-mismatch": [
+        (
+            "KB272",
+            "ImportError: DLL load failed while importing _C: The specified procedure could not be found.",
+        ),
+    ],
+    "triton-or-compile-failure": [
+        (
+            "KB273",
+            "[rank0]: triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 81920, "
+            "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.",
+        ),
+        (
+            "KB273",
+            "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+            "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+        ),
+    ],
+    "nccl-failure": [
+        (
+            "KB318",
+            "[rank1]:[E1101 10:00:00.000000 123 ProcessGroupNCCL.cpp:1600] [PG ID 0 PG GUID 0(default_pg) "
+            "Rank 1] Some NCCL operations have failed or timed out.",
+        ),
     ],
 }
 ANSWERED = [(t, r, c) for c, rows in ANSWERED_BY_CATEGORY.items() for r, t in rows]
@@ -123,6 +173,14 @@ def test_the_rules_name_what_the_text_gives():
     ]
     m = triage_text(ANSWERED[21][0]).matches[0]
     assert m.evidence[1:] == ["token id: 128256"]
+    m = triage_text(ANSWERED_BY_CATEGORY["dependency-conflict"][0][1]).matches[0]
+    assert (m.line, m.evidence[1:]) == (3, ["removed: NaN"])
+    m = triage_text(ANSWERED_BY_CATEGORY["dependency-conflict"][2][1]).matches[0]
+    assert (m.culprit, m.evidence[1]) == ("HuggingFace Transformers", "transformers version: 4.38.2")
+    m = triage_text(ANSWERED_BY_CATEGORY["triton-or-compile-failure"][0][1]).matches[0]
+    assert m.evidence[1:] == ["resource: shared memory", "required: 81920", "limit: 65536"]
+    m = triage_text(ANSWERED_BY_CATEGORY["extension-build"][3][1]).matches[0]
+    assert (m.culprit, m.evidence[1:]) == ("cuda_runtime.h", ["missing header: cuda_runtime.h"])
 
 
 def test_a_specific_cause_ranks_above_its_family():
@@ -143,6 +201,25 @@ def test_a_specific_cause_ranks_above_its_family():
     ]
     d = triage_text(ANSWERED[20][0])  # torch's shm file: its own rule, then the family
     assert [m.rule_id for m in d.matches] == ["KB221", "KB305"]
+    # the missing tool or header first; the build failure it caused is the family that follows
+    for text, first in (
+        (ANSWERED_BY_CATEGORY["extension-build"][3][1], "KB208"),
+        (ANSWERED_BY_CATEGORY["extension-build"][4][1], "KB270"),
+    ):
+        assert [(m.rule_id, m.layer) for m in triage_text(text).matches] == [
+            (first, "specific"),
+            ("KB320", "family"),
+        ]
+    text = ANSWERED_BY_CATEGORY["triton-or-compile-failure"][1][1]
+    assert [m.rule_id for m in triage_text(text).matches] == ["KB273", "KB321"]
+    # procedure not found is a build mismatch; module not found stays the generic DLL rule
+    text = ANSWERED_BY_CATEGORY["abi-mismatch"][0][1]
+    assert [(m.rule_id, m.category) for m in triage_text(text).matches] == [
+        ("KB272", "abi-mismatch"),
+        ("KB105", "other"),
+    ]
+    text = "ImportError: DLL load failed while importing _C: The specified module could not be found."
+    assert [m.rule_id for m in triage_text(text).matches] == ["KB105"]
 
 
 @pytest.mark.parametrize(
@@ -158,6 +235,8 @@ def test_a_specific_cause_ranks_above_its_family():
         "nvidia-container-cli: requirement satisfied: cuda>=12.8",
         "Token id 3 is in vocabulary",
         "Not enough memory to show the preview",
+        "Successfully built pycocotools",
+        "`np.float64` is the replacement",
     ],
 )
 def test_the_new_rules_stay_quiet_without_ground(text):
