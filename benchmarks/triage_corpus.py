@@ -41,6 +41,10 @@ PREDATING_OVERLAPS = (
     "hkchengrex/STCN#132",
     "kcosta42/VQGAN-CLIP-Docker#1",
     "nianticlabs/simplerecon#3",
+    # third batch (README.md): standard torch lines already in KB001 / KB211 examples
+    "Hellod035/LeggedLab#26",
+    "deepseek-ai/DeepSeek-VL2#59",
+    "kodenii/Responsible-Visual-Editing#4",
 )
 # held-out cases the example guard named during the long-tail work (rules KB231, KB202, KB226, KB247)
 # and during the second batch (KB251: an example of the standard NumPy message shared its first line)

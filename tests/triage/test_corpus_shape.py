@@ -41,8 +41,11 @@ KNOWN_OVERLAPS = {
     ("hkchengrex/STCN#132", "KB112"),
     ("kcosta42/VQGAN-CLIP-Docker#1", "KB115"),
     ("kcosta42/VQGAN-CLIP-Docker#1", "KB116"),
-    # a case added later whose whole text is torch's standard line, already KB112's example
-    ("nianticlabs/simplerecon#3", "KB112"),
+    # third batch: torch's standard sm_120 warning (KB001) and cpp_extension's CUDA-mismatch line
+    # (KB211), both already rule examples before these cases were gathered
+    ("Hellod035/LeggedLab#26", "KB001"),
+    ("deepseek-ai/DeepSeek-VL2#59", "KB001"),
+    ("kodenii/Responsible-Visual-Editing#4", "KB211"),
 }
 
 
