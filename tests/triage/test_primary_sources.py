@@ -1,16 +1,21 @@
 """Rules written from the libraries' own messages (issue 12: rules that generalise). Each message
 is the format string of its primary source (torch, the CUDA runtime's error names, NVML,
-nvidia-container-cli, Docker, TensorFlow, vLLM, SGLang, llama.cpp, DeepSpeed, setuptools)
-filled in; none is corpus text. The tests prove each family is answered in the forms real pastes
-take (logger and rank prefixes, a hard wrap, a cut end), names what the text names, ranks a family
+nvidia-container-cli, Docker, TensorFlow, vLLM, SGLang, llama.cpp, DeepSpeed, setuptools, pip,
+NumPy, pydantic, Triton) filled in, not corpus text; the last section takes the corpus's train
+cases (never held-out). The tests prove each family is answered in the forms real pastes take
+(logger and rank prefixes, a hard wrap, a cut end), names what the text names, ranks a family
 below the specific rule, and stays quiet where the text gives no ground."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from stackcheck.knowledge import load_knowledge
 from stackcheck.triage import triage_text
+
+from .conftest import TRIAGE_DATA
 
 KB = load_knowledge()
 
@@ -184,15 +189,15 @@ def test_the_rules_name_what_the_text_gives():
 
 
 def test_a_specific_cause_ranks_above_its_family():
-    # error 803 inside torch's initialisation warning: the mismatch first, CUDA's init family second
+    # error 803 inside torch's initialisation warning: the driver first, CUDA's init family second
     text = (
         "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some "
         "cuda functions before calling NumCudaDevices() that might have already set an error? Error 803: "
         "system has unsupported display driver / cuda driver combination"
     )
-    assert [(m.rule_id, m.layer) for m in triage_text(text).matches] == [
-        ("KB262", "specific"),
-        ("KB324", "family"),
+    assert [(m.rule_id, m.category, m.layer) for m in triage_text(text).matches] == [
+        ("KB247", "driver-too-old", "specific"),
+        ("KB324", "cuda-not-available", "family"),
     ]
     # a full /dev/shm is shared memory first; the disk-full family only second
     assert [(m.rule_id, m.category) for m in triage_text(ANSWERED[18][0]).matches] == [
@@ -237,6 +242,9 @@ def test_a_specific_cause_ranks_above_its_family():
         "Not enough memory to show the preview",
         "Successfully built pycocotools",
         "`np.float64` is the replacement",
+        "torch.cuda.is_available() returns True",
+        "Process rank: 0, device: cuda:0, n_gpu: 1, distributed training: True",
+        ">>> print(torch.version.cuda)\n12.4",
     ],
 )
 def test_the_new_rules_stay_quiet_without_ground(text):
@@ -248,3 +256,34 @@ def test_near_misses_go_to_the_rule_they_belong_to():
     assert [(m.rule_id, m.category) for m in d.matches] == [("KB305", "disk-full")]
     d = triage_text("error: command '/usr/bin/gcc' failed with exit code 1")  # the compiler ran and failed
     assert [(m.rule_id, m.category) for m in d.matches] == [("KB320", "extension-build")]
+
+
+# ----- the new train cases (merged from i12-gather), answered by the family-wide rules -------------
+
+GATHERED_TRAIN = [  # train case number → every match, in rank order, and the start of the top evidence
+    ("284", ["KB265"], "line 1: No CUDA runtime is found"),  # torch found the toolkit, not the runtime
+    ("285", ["KB265"], "line 1: Process rank: 0, device: cpu"),
+    ("288", ["KB247", "KB324"], "line 1: system has unsupported display driver"),  # error 803
+    ("298", ["KB115", "KB275"], "line 10: torch.version.cuda"),
+    ("299", ["KB274"], "line 1: Not compiled with GPU support"),
+    ("303", ["KB261"], "line 2: vocab size of the tokenizer"),
+    ("313", ["KB273", "KB230"], "line 1: Triton Error [CUDA]: device kernel"),
+    ("314", ["KB273"], "line 5: Triton Error [CUDA]: invalid device context"),
+    ("317", ["KB303"], "line 3: because these package versions"),  # pip's list wrapped over 4 lines
+    ("325", ["KB271"], "line 1: you need flash_attn package version"),
+    ("327", ["KB112"], "line 1: bus error encountered in worker, This"),  # retyped by the reporter
+    ("340", ["KB204"], "line 1: A matching Triton is not available"),
+    ("343", ["KB204", "KB101"], "line 1: ModuleNotFoundError: No module named 'triton"),
+    ("344", ["KB204", "KB101"], "line 1: ModuleNotFoundError: No module named 'triton'"),
+    ("356", ["KB275"], "line 1: torch.cuda.is_available() return false"),
+]
+
+
+@pytest.mark.parametrize("number,rules,quote", GATHERED_TRAIN, ids=[c[0] for c in GATHERED_TRAIN])
+def test_gathered_train_case_is_answered_by_the_family_rule(number, rules, quote):
+    [path] = (TRIAGE_DATA / "corpus" / "train").glob(f"{number}-*.json")
+    case = json.loads(path.read_text(encoding="utf-8"))
+    d = triage_text(case["text"])
+    assert [m.rule_id for m in d.matches] == rules
+    assert d.matches[0].category == case["category"]
+    assert d.matches[0].evidence[0].startswith(quote), d.matches[0].evidence[0]
