@@ -25,8 +25,8 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
         ("KB246", "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorNoDevice"),
         (
             "KB265",
-            "2025-03-01 10:00:00,123 - WARNING - torch.cuda.amp.GradScaler is enabled, but CUDA is not "
-            "available.  Disabling.",
+            "2025-03-01 10:00:00,123 - WARNING - torch.cuda.amp.GradScaler is enabled, but CUDA is "
+            "not available.  Disabling.",
         ),
         ("KB265", "ERROR 08-25 01:25:18 [engine.py:400] RuntimeError: Failed to infer device type"),
         ("KB115", "RuntimeError: PyTorch was compiled without CUDA support"),
@@ -34,8 +34,8 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
         ("KB266", "$ nvidia-smi\nFailed to initialize NVML: Driver Not Loaded"),
         (
             "KB103",
-            "ImportError: /usr/lib/x86_64-linux-gnu/libcusparseLt.so.0: cannot open shared object file: "
-            "No such file or directory",
+            "ImportError: /usr/lib/x86_64-linux-gnu/libcusparseLt.so.0: cannot open shared object "
+            "file: No such file or directory",
         ),
         (
             "KB319",
@@ -46,8 +46,8 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
     "driver-too-old": [
         (
             "KB247",
-            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.9, please update "
-            "your driver to a newer version, or use an earlier cuda container: unknown.",
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.9, please "
+            "update your driver to a newer version, or use an earlier cuda container: unknown.",
         ),
         ("KB247", "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver"),
     ],
@@ -57,6 +57,7 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
             "UserWarning: Found GPU0 NVIDIA GeForce GTX 1080 Ti which is of compute capability (CC) 6.1.",
         ),
         ("KB230", "CUDA_ERROR_NO_BINARY_FOR_GPU"),
+        ("KB229", "[rank0]: HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid."),
     ],
     "cuda-oom": [
         (
@@ -66,8 +67,8 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
         ),
         (
             "KB268",
-            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc "
-            "failed: out of memory",
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: "
+            "cudaMalloc failed: out of memory",
         ),
         (
             "KB260",
@@ -77,17 +78,18 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
         ("KB260", "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED"),
         (
             "KB020",
-            "ValueError: To serve at least one request with the models's max seq len (8192), (1.00 GiB KV "
-            "cache is needed, which is larger than the available KV cache memory (0.50 GiB).",
+            "ValueError: To serve at least one request with the models's max seq len (8192), (1.00 "
+            "GiB KV cache is needed, which is larger than the available KV cache memory (0.50 GiB).",
         ),
+        ("KB260", "Out of memory error on GPU 0. Cannot allocate 1.000000GB memory on GPU 0, 14.7GB memory"),
     ],
     "shared-memory": [
         ("KB269", "OSError: [Errno 28] No space left on device: '/dev/shm/sem.mp-abc'"),
         ("KB269", "cp: cannot create regular file '/dev/shm/x': No space left on device"),
         (
             "KB221",
-            "RuntimeError: unable to allocate shared memory(shm) for file </torch_1_2_3>: No space left "
-            "on device (28)",
+            "RuntimeError: unable to allocate shared memory(shm) for file </torch_1_2_3>: No space "
+            "left on device (28)",
         ),
     ],
     "tokenizer-model-mismatch": [
@@ -99,28 +101,33 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
         ("KB270", "RuntimeError: Ninja is required to load C++ exte"),
         (
             "KB208",
-            "csrc/ops.cu:1:10: fatal error: cuda_runtime.h: No such file or directory\n"
-            "compilation terminated.\nerror: command '/usr/bin/gcc' failed with exit code 1",
+            "csrc/ops.cu:1:10: fatal error: cuda_runtime.h: No such file or directory\ncompilation "
+            "terminated.\nerror: command '/usr/bin/gcc' failed with exit code 1",
         ),
         ("KB270", "error: invalid command 'bdist_wheel'\n  ERROR: Failed building wheel for pycocotools"),
         ("KB270", "      error: can't find Rust compiler\n      ERROR: Failed building wheel for tokenizers"),
+        (
+            "KB320",
+            "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+        ),
+        ("KB320", "  × Getting requirements to build wheel did not run successfully.\n  │ exit code: 1"),
     ],
     "dependency-conflict": [
         (
             "KB271",
-            '  File "/app/utils.py", line 12, in <module>\n    x = np.NaN\n'
-            "AttributeError: `np.NaN` was removed in the NumPy 2.0 release. Use `np.nan` instead.",
+            '  File "/app/utils.py", line 12, in <module>\n    x = np.NaN\nAttributeError: `np.NaN` '
+            "was removed in the NumPy 2.0 release. Use `np.nan` instead.",
         ),
         (
             "KB271",
-            "pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the `pydantic-settings` "
-            "package. See https://errors.pydantic.dev/2.5/u/import-error",
+            "pydantic.errors.PydanticImportError: `BaseSettings` has been moved to the "
+            "`pydantic-settings` package. See https://errors.pydantic.dev/2.5/u/import-error",
         ),
         (
             "KB271",
             "ImportError: This example requires a source install from HuggingFace Transformers (see "
-            "`https://huggingface.co/docs/transformers/installation#install-from-source`), but the version "
-            "found is 4.38.2.",
+            "`https://huggingface.co/docs/transformers/installation#install-from-source`), but the "
+            "version found is 4.38.2.",
         ),
     ],
     "abi-mismatch": [
@@ -132,20 +139,27 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
     "triton-or-compile-failure": [
         (
             "KB273",
-            "[rank0]: triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 81920, "
-            "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.",
+            "[rank0]: triton.runtime.errors.OutOfResources: out of resource: shared memory, "
+            "Required: 81920, Hardware limit: 65536. Reducing block sizes or `num_stages` may help.",
         ),
         (
             "KB273",
-            "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
-            "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+            "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: "
+            "Failed to find C compiler. Please specify via CC environment variable.",
+        ),
+    ],
+    "infrastructure": [
+        (
+            "KB237",
+            "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to "
+            "locate the file on the Hub and we cannot find the\nrequested files in the local cache.",
         ),
     ],
     "nccl-failure": [
         (
             "KB318",
-            "[rank1]:[E1101 10:00:00.000000 123 ProcessGroupNCCL.cpp:1600] [PG ID 0 PG GUID 0(default_pg) "
-            "Rank 1] Some NCCL operations have failed or timed out.",
+            "[rank1]:[E1101 10:00:00.000000 123 ProcessGroupNCCL.cpp:1600] [PG ID 0 PG GUID "
+            "0(default_pg) Rank 1] Some NCCL operations have failed or timed out.",
         ),
     ],
 }
@@ -163,20 +177,22 @@ def test_each_message_of_a_family_is_answered_by_its_rule(text, rule_id, categor
 
 
 def test_the_rules_name_what_the_text_gives():
-    m = triage_text(ANSWERED[9][0]).matches[0]  # nvidia-container-cli's requirement
+    m = triage_text(ANSWERED_BY_CATEGORY["driver-too-old"][0][1]).matches[
+        0
+    ]  # nvidia-container-cli's requirement
     assert m.evidence[1:] == ["required cuda: 12.9"]
-    m = triage_text(ANSWERED[11][0]).matches[0]  # torch 2.13's notice
+    m = triage_text(ANSWERED_BY_CATEGORY["gpu-arch-unsupported"][0][1]).matches[0]  # torch 2.13's notice
     assert m.evidence[1:] == ["capability: 6.1"]
     m = triage_text("llama_model_load: error loading model: unable to allocate CUDA0 buffer").matches[0]
     assert (m.rule_id, m.evidence[1:]) == ("KB268", ["buffer: CUDA0"])
     m = triage_text("error: command 'x86_64-linux-gnu-gcc' failed: No such file or directory").matches[0]
     assert (m.rule_id, m.culprit) == ("KB270", "x86_64-linux-gnu-gcc")
-    m = triage_text(ANSWERED[18][0]).matches[0]  # /dev/shm full
+    m = triage_text(ANSWERED_BY_CATEGORY["shared-memory"][0][1]).matches[0]  # /dev/shm full
     assert m.evidence[1:] == [
         "the write that failed: /dev/shm/sem.mp-abc",
         "/dev/shm is shared memory: the container's shm size, not the disk",
     ]
-    m = triage_text(ANSWERED[21][0]).matches[0]
+    m = triage_text(ANSWERED_BY_CATEGORY["tokenizer-model-mismatch"][0][1]).matches[0]
     assert m.evidence[1:] == ["token id: 128256"]
     m = triage_text(ANSWERED_BY_CATEGORY["dependency-conflict"][0][1]).matches[0]
     assert (m.line, m.evidence[1:]) == (3, ["removed: NaN"])
@@ -200,11 +216,15 @@ def test_a_specific_cause_ranks_above_its_family():
         ("KB324", "cuda-not-available", "family"),
     ]
     # a full /dev/shm is shared memory first; the disk-full family only second
-    assert [(m.rule_id, m.category) for m in triage_text(ANSWERED[18][0]).matches] == [
+    assert [
+        (m.rule_id, m.category) for m in triage_text(ANSWERED_BY_CATEGORY["shared-memory"][0][1]).matches
+    ] == [
         ("KB269", "shared-memory"),
         ("KB305", "disk-full"),
     ]
-    d = triage_text(ANSWERED[20][0])  # torch's shm file: its own rule, then the family
+    d = triage_text(
+        ANSWERED_BY_CATEGORY["shared-memory"][2][1]
+    )  # torch's shm file: its own rule, then the family
     assert [m.rule_id for m in d.matches] == ["KB221", "KB305"]
     # the missing tool or header first; the build failure it caused is the family that follows
     for text, first in (
