@@ -129,12 +129,30 @@ ANSWERED_BY_CATEGORY = {  # category → (top rule, a message of its primary sou
             "`https://huggingface.co/docs/transformers/installation#install-from-source`), but the "
             "version found is 4.38.2.",
         ),
+        (
+            "KB277",
+            'time=2025-01-01T00:00:00Z level=ERROR source=server.go:1 msg="llama runner terminated" '
+            'error="llama_model_load: error loading model: error loading model architecture: unknown '
+            "model architecture: 'qwen3'\"",
+        ),
+        (
+            "KB277",
+            "Fail: [ONNXRuntimeError] : 1 : FAIL : Unsupported model IR version: 11, max supported "
+            "IR version: 10",
+        ),
     ],
     "abi-mismatch": [
         (
             "KB272",
             "ImportError: DLL load failed while importing _C: The specified procedure could not be found.",
         ),
+        ("KB251", "RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xe"),
+        (
+            "KB276",
+            "ImportError: Python version mismatch: module was compiled for Python 3.10, but the "
+            "interpreter version is incompatible: 3.12.3.",
+        ),
+        ("KB276", "(mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64'))"),
     ],
     "triton-or-compile-failure": [
         (
