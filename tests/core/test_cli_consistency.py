@@ -22,7 +22,7 @@ LAPTOP = str(SNAPSHOTS / "cpu-laptop.json")
         ("NOPE", "--skip: 'NOPE' is not a check ID or prefix; `stackcheck explain --list` lists them"),
         ("GPUU", "--skip: 'GPUU' is not a check ID or prefix; did you mean GPU, GPU004, GPU003?"),
         ("GPU01", "--skip: 'GPU01' is not a check ID or prefix; did you mean GPU001, GPU, GPU004?"),
-        ("CUDA,KB999", "--skip: 'KB999' is not a check ID or prefix; did you mean KB319, KB309, KB259?"),
+        ("CUDA,KB999", "--skip: 'KB999' is not a check ID or prefix; did you mean KB319, KB309, KB269?"),
     ],
 )
 def test_an_unknown_skip_is_a_one_line_error(cli_main, skip, message):
