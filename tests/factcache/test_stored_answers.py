@@ -325,14 +325,20 @@ def test_read_page_refuses_what_the_fact_cache_refuses(tmp_path, monkeypatch):
     assert startup.read_page(str(page), "k") is None
 
 
-def test_a_change_while_the_command_runs_is_not_recorded(tmp_path, monkeypatch, capsysbinary):
-    """The fingerprint is taken again after the run: a distribution installed meanwhile means
-    the printed answer may be of either state, and none is kept."""
+@pytest.fixture
+def site(tmp_path, monkeypatch) -> Path:
+    """In-process: ``sys.path`` is one directory holding alpha 1.0; a cache directory of its own."""
     site = tmp_path / "site"
     write_dist(site, "alpha", "1.0")
     monkeypatch.setattr(sys, "path", [str(site)])
     monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("STACKCHECK_NO_CACHE", raising=False)
+    return site
+
+
+def test_a_change_while_the_command_runs_is_not_recorded(site, tmp_path, capsysbinary):
+    """The fingerprint is taken again after the run: a distribution installed meanwhile means
+    the printed answer may be of either state, and none is kept."""
     time.sleep(SETTLE_S)
 
     def installing() -> int:
@@ -350,14 +356,10 @@ def test_a_change_while_the_command_runs_is_not_recorded(tmp_path, monkeypatch, 
     ]
 
 
-def test_an_answer_is_not_recorded_right_after_a_change(tmp_path, monkeypatch, capsysbinary):
+def test_an_answer_is_not_recorded_right_after_a_change(site, tmp_path, monkeypatch):
     """Within the racy window of a file's ctime the run is not recorded; after it, it is (the
     clock is set, not waited for)."""
-    site = tmp_path / "site"
-    meta = write_dist(site, "alpha", "1.0") / "METADATA"
-    monkeypatch.setattr(sys, "path", [str(site)])
-    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("STACKCHECK_NO_CACHE", raising=False)
+    meta = site / "alpha-1.0.dist-info" / "METADATA"
     changed = meta.stat().st_ctime_ns
     monkeypatch.setattr(time, "time_ns", lambda: changed + answers.RACY_NS // 2)
     assert startup.stored_answer(list(CONFLICTS), lambda: 0)() == 0
@@ -382,6 +384,22 @@ def test_a_file_changed_just_before_the_run_is_racy(tmp_path, monkeypatch):
     assert (
         (f"{site}\0d" in stamp) and "alpha-1.0.dist-info\0d " in stamp and "- 2" in stamp
     )  # no direct_url.json
+
+
+def test_another_kernel_release_is_a_miss(site, monkeypatch, capsysbinary):
+    """platform_release is a marker variable: the same interpreter on an upgraded kernel
+    answers afresh (the stored answer is served, and exits, only under the same release)."""
+    from types import SimpleNamespace
+
+    time.sleep(SETTLE_S)
+    assert startup.stored_answer(list(CONFLICTS), lambda: 0 if sys.stdout.write("kept\n") else 1)() == 0
+    with pytest.raises(SystemExit) as hit:
+        startup.stored_answer(list(CONFLICTS), lambda: 2)
+    assert hit.value.code == 0 and capsysbinary.readouterr().out == b"kept\nkept\n"
+    real = os.uname()
+    facts = {k: getattr(real, k) for k in ("sysname", "nodename", "release", "version", "machine")}
+    monkeypatch.setattr(os, "uname", lambda: SimpleNamespace(**{**facts, "release": real.release + "-next"}))
+    assert startup.stored_answer(list(CONFLICTS), lambda: 2)() == 2  # a miss: the command ran
 
 
 def test_the_marker_environment_is_part_of_the_key(monkeypatch):

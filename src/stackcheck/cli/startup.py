@@ -17,6 +17,11 @@ for it to be served again:
 
 Anything else (no cache directory, ``STACKCHECK_NO_CACHE``, shell completion, other
 arguments) goes through click as before. Cache files live in ``<cache dir>/help/``.
+
+``deps conflicts | tree [--json]`` are answered from a *stored answer* in the same format
+(:func:`stored_answer`, :class:`Answer`; ``<cache dir>/answers/``) while its key — the help
+key above plus a stat fingerprint of the distributions (:mod:`stackcheck.cli.answers`) —
+and the code that wrote it still hold.
 """
 
 from __future__ import annotations
@@ -243,7 +248,7 @@ class Recording:
     """Runs click with stdout captured, passes what it wrote through to stdout, and caches it
     when click answered with exit code 0."""
 
-    packages = ("stackcheck", "click")  # whose loaded modules are the code that wrote the page
+    packages: tuple[str, ...] = ("stackcheck", "click")  # whose loaded modules wrote the page
 
     def __init__(self, path: str, key: str):
         self.path, self.key = path, key
@@ -299,7 +304,7 @@ class Answer(Recording):
     """Runs a command with stdout captured, passes it through, and keeps it with the exit code
     when the run ended with 0 or 1 and the environment held still while it ran."""
 
-    packages = ("stackcheck", "msgspec")
+    packages = ("stackcheck", "msgspec", "packaging")  # packaging: where the run derived the graph
 
     def __init__(self, path: str, key: str, stamp: str, *, racy: bool):
         super().__init__(path, key)
