@@ -110,6 +110,18 @@ def test_same_size_same_mtime_rewrite_by_rename(env):
     assert conflicts(env) == ["alpha 1.0 has requirement beta>=3, but you have beta 2.0."]
 
 
+def test_same_size_rewrite_in_place_with_the_mtime_put_back(env):
+    """Size, inode and mtime of METADATA all as they were: only its ctime moved."""
+    warm(env)
+    meta = env[1] / "alpha-1.0.dist-info" / "METADATA"
+    st = meta.stat()
+    rewrite_in_place(meta, "beta>=2", "beta>=5")
+    os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = meta.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+    assert conflicts(env) == ["alpha 1.0 has requirement beta>=5, but you have beta 2.0."]
+
+
 def rewrite_by_rename(d: Path, old: str, new: str) -> None:
     """METADATA of ``d`` rewritten through a new file renamed over it; its size, its mtime and
     the directory's mtime put back (only the inode differs)."""

@@ -150,6 +150,15 @@ def _in_place_rewrite(live: Live):
     return ["alpha 1.0 has requirement beta>=4, but you have beta 2.0."]
 
 
+def _in_place_rewrite_with_the_mtime_put_back(live: Live):
+    meta = live.site / "alpha-1.0.dist-info" / "METADATA"
+    st = meta.stat()
+    rewrite_in_place(meta, "beta>=2", "beta>=6")
+    os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (meta.stat().st_ino, meta.stat().st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
+    return ["alpha 1.0 has requirement beta>=6, but you have beta 2.0."]
+
+
 def _removal(live: Live):
     shutil.rmtree(live.site / "beta-2.0.dist-info")
     return ["alpha 1.0 requires beta, which is not installed."]
@@ -195,6 +204,7 @@ def _direct_url_rewritten_in_place(live: Live):
         _reinstall,
         _rename_rewrite_with_size_and_mtimes_put_back,
         _in_place_rewrite,
+        _in_place_rewrite_with_the_mtime_put_back,
         _removal,
         _addition,
         _editable_pth_added,
