@@ -3,7 +3,10 @@
 Builds (or reuses) the reference venv of benchmarks/_refenv.py (~160 distributions), installs
 this checkout into it, checks that `stackcheck deps conflicts --no-extras` and `pip check`
 agree on it, then times every command as a whole process (wall clock, warm file cache and
-metadata cache, runs interleaved) and prints medians [min-max] and the ratios:
+metadata cache, runs interleaved; a warm `deps` run is answered from its stored answer, see
+src/stackcheck/cli/answers.py) and prints medians [min-max] and the ratios, of wall and of CPU
+time (user + sys: the steadier figure on a shared machine), next to `python -c pass` of the
+same venv, the floor of any Python tool:
 
     budgets (DESIGN.md): deps conflicts, warm, <= 1.5x `uv pip check`; the findings of
     `pip check`, >= 5x faster than it; deps tree no slower than pipdeptree.
@@ -29,6 +32,7 @@ from _refenv import FLOOR, FLOOR_CODE, bench_arguments, print_table, reference, 
 
 CONFLICTS, TREE = "stackcheck deps conflicts", "stackcheck deps tree"
 UV, PIP, PIPDEPTREE = "uv pip check", "pip check", "pipdeptree"
+PASS = "python -c pass"
 
 
 def find_uv() -> tuple[str | None, str]:
@@ -57,6 +61,46 @@ def findings_agree(python: str, stackcheck: str, env: dict[str, str]) -> str:
     return f"{verdict} ({len(pip_lines)} findings from pip check, {len(ours_lines)} from stackcheck)"
 
 
+def side_by_side(results: dict, bench, clock: str, no_uv: str) -> None:
+    """The budget lines, on one clock (``wall`` or ``cpu``)."""
+
+    def ratio(a: str, b: str) -> float:
+        return results[a][clock] / results[b][clock]
+
+    if not no_uv:
+        print(
+            bench.budget_line(
+                "deps conflicts / uv pip check",
+                ratio(CONFLICTS, UV),
+                (CONFLICTS, UV),
+                "budget <= 1.5x",
+                ratio(CONFLICTS, UV) <= 1.5,
+            )
+        )
+    else:
+        print(f"  deps conflicts / uv pip check = not measured: {no_uv}")
+    print(
+        bench.budget_line(
+            "pip check / deps conflicts   ",
+            ratio(PIP, CONFLICTS),
+            (PIP, CONFLICTS),
+            "budget >= 5x",
+            ratio(PIP, CONFLICTS) >= 5,
+        )
+    )
+    print(
+        bench.budget_line(
+            "deps tree / pipdeptree       ",
+            ratio(TREE, PIPDEPTREE),
+            (TREE, PIPDEPTREE),
+            "budget <= 1x",
+            ratio(TREE, PIPDEPTREE) <= 1,
+        )
+    )
+    for label in (CONFLICTS, TREE, *((UV,) if not no_uv else ())):
+        print(bench.budget_line(f"{label} / {PASS}".ljust(29), ratio(label, PASS), (label, PASS)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     bench_arguments(ap, runs=11)
@@ -66,6 +110,7 @@ def main() -> None:
     uv, uv_where = find_uv()
     commands = {
         FLOOR: [python, "-c", FLOOR_CODE],
+        PASS: [python, "-c", "pass"],
         CONFLICTS: [stackcheck, "deps", "conflicts"],
         PIP: [python, "-m", "pip", "check"],
         TREE: [stackcheck, "deps", "tree"],
@@ -79,40 +124,9 @@ def main() -> None:
     print()
     print_table(results, bench, FLOOR)
 
-    def wall(a: str, b: str) -> float:
-        return results[a]["wall"] / results[b]["wall"]
-
-    print("\nside by side (wall):")
-    if uv:
-        print(
-            bench.budget_line(
-                "deps conflicts / uv pip check",
-                wall(CONFLICTS, UV),
-                (CONFLICTS, UV),
-                "budget <= 1.5x",
-                wall(CONFLICTS, UV) <= 1.5,
-            )
-        )
-    else:
-        print(f"  deps conflicts / uv pip check = not measured: {uv_where}")
-    print(
-        bench.budget_line(
-            "pip check / deps conflicts   ",
-            wall(PIP, CONFLICTS),
-            (PIP, CONFLICTS),
-            "budget >= 5x",
-            wall(PIP, CONFLICTS) >= 5,
-        )
-    )
-    print(
-        bench.budget_line(
-            "deps tree / pipdeptree       ",
-            wall(TREE, PIPDEPTREE),
-            (TREE, PIPDEPTREE),
-            "budget <= 1x",
-            wall(TREE, PIPDEPTREE) <= 1,
-        )
-    )
+    for clock in ("wall", "cpu"):
+        print(f"\nside by side ({clock}):")
+        side_by_side(results, bench, clock, uv_where if not uv else "")
     bench.finish()
 
 

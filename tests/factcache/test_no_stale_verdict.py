@@ -106,10 +106,28 @@ def test_same_size_same_mtime_rewrite_by_rename(env):
     """Only the inode of METADATA tells this rewrite apart: size, its mtime and the
     directory's mtime are put back as they were."""
     warm(env)
-    d = env[1] / "alpha-1.0.dist-info"
+    rewrite_by_rename(env[1] / "alpha-1.0.dist-info", "beta>=2", "beta>=3")
+    assert conflicts(env) == ["alpha 1.0 has requirement beta>=3, but you have beta 2.0."]
+
+
+def test_same_size_rewrite_in_place_with_the_mtime_put_back(env):
+    """Size, inode and mtime of METADATA all as they were: only its ctime moved."""
+    warm(env)
+    meta = env[1] / "alpha-1.0.dist-info" / "METADATA"
+    st = meta.stat()
+    rewrite_in_place(meta, "beta>=2", "beta>=5")
+    os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = meta.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+    assert conflicts(env) == ["alpha 1.0 has requirement beta>=5, but you have beta 2.0."]
+
+
+def rewrite_by_rename(d: Path, old: str, new: str) -> None:
+    """METADATA of ``d`` rewritten through a new file renamed over it; its size, its mtime and
+    the directory's mtime put back (only the inode differs)."""
     meta = d / "METADATA"
     st, dst = meta.stat(), d.stat()
-    (d / "METADATA.tmp").write_text(meta.read_text().replace("beta>=2", "beta>=3"))
+    (d / "METADATA.tmp").write_text(meta.read_text().replace(old, new))
     os.replace(d / "METADATA.tmp", meta)
     os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))
     os.utime(d, ns=(dst.st_atime_ns, dst.st_mtime_ns))
@@ -120,7 +138,6 @@ def test_same_size_same_mtime_rewrite_by_rename(env):
         dst.st_mtime_ns,
     )
     assert after.st_ino != st.st_ino
-    assert conflicts(env) == ["alpha 1.0 has requirement beta>=3, but you have beta 2.0."]
 
 
 def test_removal_and_addition(env):

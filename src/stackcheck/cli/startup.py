@@ -17,6 +17,11 @@ for it to be served again:
 
 Anything else (no cache directory, ``STACKCHECK_NO_CACHE``, shell completion, other
 arguments) goes through click as before. Cache files live in ``<cache dir>/help/``.
+
+``deps conflicts | tree [--json]`` are answered from a *stored answer* in the same format
+(:func:`stored_answer`, :class:`Answer`; ``<cache dir>/answers/``) while its key — the help
+key above plus a stat fingerprint of the distributions (:mod:`stackcheck.cli.answers`) —
+and the code that wrote it still hold.
 """
 
 from __future__ import annotations
@@ -74,27 +79,44 @@ def help_page(args: list[str]) -> tuple[str, str] | None:
     else:
         return None
     root = cache_root()
+    key = output_key(args)
+    if root is None or key is None:
+        return None
+    flag = "h" if args[-1] == "-h" else "help"
+    return os.path.join(root, "help", f"{name}.{flag}.{interpreter_tag()}"), repr(key)
+
+
+def output_key(args: list[str]) -> tuple[object, ...] | None:
+    """What the bytes ``stackcheck ARGS`` writes depend on besides the code and the files it
+    reads: stackcheck's version, the interpreter and its ``sys.path``, the arguments, what
+    stdout is (encoding, errors, a terminal or not), the terminal width and the colour and
+    language variables. None when stdout is not one that a cached answer can be written to."""
     out = sys.stdout
-    if root is None or out is None or getattr(out, "buffer", None) is None:
+    if out is None or getattr(out, "buffer", None) is None:
         return None
     env = tuple(os.environ.get(v) for v in ("COLUMNS", "NO_COLOR", "FORCE_COLOR", "LANGUAGE"))
     env += tuple(os.environ.get(v) for v in ("LC_ALL", "LC_MESSAGES", "LANG"))
     key: tuple[object, ...] = (__version__, sys.version, sys.executable, sys.prefix, sys.path, args)
-    key += (out.encoding, out.errors, _isatty(out), _terminal_columns(), env)
-    flag = "h" if args[-1] == "-h" else "help"
-    # one file per interpreter and page: two venvs sharing ~/.cache never take turns
-    tag = format(_crc(f"{sys.executable}\0{sys.prefix}"), "08x")
-    return os.path.join(root, "help", f"{name}.{flag}.{tag}"), repr(key)
+    return key + (out.encoding, out.errors, _isatty(out), _terminal_columns(), env)
 
 
-def read_page(path: str, key: str) -> bytes | None:
-    """The page cached at ``path`` for ``key``, while the code that wrote it is unchanged."""
+def interpreter_tag() -> str:
+    """A cache file's name part for this interpreter: two venvs sharing ~/.cache never take turns."""
+    return format(_crc(f"{sys.executable}\0{sys.prefix}"), "08x")
+
+
+def read_page(path: str, key: str, limit: int = LIMIT) -> bytes | None:
+    """The page cached at ``path`` for ``key``, while the code that wrote it is unchanged. A
+    file larger than ``limit``, a symlink, a FIFO or another user's is not read (a miss)."""
+    from stackcheck.factcache import read_bytes
+
+    data = read_bytes(path, limit)
+    if data is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(LIMIT + 1)
         magic, stored_key, size, rest = data.split(b"\n", 3)
         code, body = rest[: int(size)], rest[int(size) :]
-        if len(data) > LIMIT or magic != MAGIC or stored_key != key.encode("utf-8", "surrogateescape"):
+        if magic != MAGIC or stored_key != key.encode("utf-8", "surrogateescape"):
             return None
         fields = code.split(b"\0")
         if len(fields) % 2 or not fields[0]:
@@ -178,7 +200,33 @@ def deps(args: list[str]):
         command = deps_report.conflicts if args[1] == "conflicts" else deps_report.tree
         return command(None, as_json=as_json)
 
-    return run
+    return stored_answer(args, run) or run  # a stored answer is written here (and exits) while it holds
+
+
+def stored_answer(args: list[str], run: Callable[[], int]):
+    """``stackcheck ARGS`` answered from its stored answer (:mod:`stackcheck.cli.answers`):
+    written, and the process exits with its exit code. Otherwise ``run`` recording its answer,
+    or None where none may be kept (no cache directory, an unusable stdout, not POSIX)."""
+    import time
+
+    from stackcheck.cachedir import cache_root
+    from stackcheck.cli import answers
+
+    root, key = cache_root(), output_key(args)
+    if root is None or key is None or not answers.applies():
+        return None
+    started = time.time_ns()
+    stamp, newest = answers.environment_stamp()
+    full = repr((key, answers.settings(), stamp))
+    name = ".".join(a.lstrip("-") for a in args) + "." + interpreter_tag()
+    path = os.path.join(root, "answers", name)
+    body = read_page(path, full, answers.LIMIT)
+    if body is not None:
+        code, sep, out = body.partition(b"\n")
+        if sep and code in (b"0", b"1"):
+            _emit(out, int(code))
+    recording = Answer(path, full, stamp, racy=answers.racy(newest, started))
+    return lambda: recording.run(run)
 
 
 def _plain_stdout() -> bool:
@@ -200,15 +248,17 @@ class Recording:
     """Runs click with stdout captured, passes what it wrote through to stdout, and caches it
     when click answered with exit code 0."""
 
+    packages: tuple[str, ...] = ("stackcheck", "click")  # whose loaded modules wrote the page
+
     def __init__(self, path: str, key: str):
         self.path, self.key = path, key
 
-    def run(self, click_main):
+    def run(self, main):
         real = sys.stdout
         capture = io.TextIOWrapper(_Sink(_isatty(real)), encoding=real.encoding, errors=real.errors)
         sys.stdout = capture
         try:
-            rv = click_main()
+            rv = main()
         finally:
             sys.stdout = real
             capture.flush()
@@ -216,33 +266,62 @@ class Recording:
             real.flush()
             real.buffer.write(out)
             real.flush()
-        if rv == 0 and out:
-            self.store(out)
+        body = self.kept(rv, out)
+        if body is not None:
+            self.store(body)
         return rv
 
-    def store(self, body: bytes) -> None:
-        """Write the page with the stat of every loaded module of stackcheck and click; a
-        cache that cannot be written is only slower."""
-        import click
+    def kept(self, rv, out: bytes) -> bytes | None:
+        """What is cached of a run that returned ``rv`` having written ``out``: a page click
+        answered with exit code 0; None: nothing."""
+        return out if rv == 0 and out else None
 
-        import stackcheck
-        from stackcheck.fileio import atomic_write
+    def store(self, body: bytes, extra: tuple[str, ...] = ()) -> None:
+        """Write the page with the stat of every loaded module of :attr:`packages` (and of the
+        files ``extra``); a cache that cannot be written is only slower."""
+        from stackcheck.factcache import write_bytes
 
-        dirs = tuple(os.path.dirname(m.__file__) + os.sep for m in (stackcheck, click) if m.__file__)
+        dirs = []
+        for name in self.packages:
+            file = getattr(sys.modules.get(name), "__file__", None)
+            if isinstance(file, str):
+                dirs.append(os.path.dirname(file) + os.sep)
         code = []
-        for module in list(sys.modules.values()):
-            path = getattr(module, "__file__", None)
-            if isinstance(path, str) and path.startswith(dirs):
-                try:
-                    code += [os.fsencode(path), _stat(path)]
-                except OSError:
-                    return
+        paths = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+        for path in [p for p in paths if isinstance(p, str) and p.startswith(tuple(dirs))] + list(extra):
+            try:
+                code += [os.fsencode(path), _stat(path)]
+            except OSError:
+                return
         block = b"\0".join(code)
         head = b"\n".join((MAGIC, self.key.encode("utf-8", "surrogateescape"), b"%d" % len(block)))
-        try:
-            atomic_write(self.path, head + b"\n" + block + body)
-        except OSError:
-            pass
+        folder, name = os.path.split(self.path)  # <cache dir>/FOLDER/NAME: both made 0700
+        root, below = os.path.split(folder)
+        write_bytes(root, os.path.join(below, name), head + b"\n" + block + body)
+
+
+class Answer(Recording):
+    """Runs a command with stdout captured, passes it through, and keeps it with the exit code
+    when the run ended with 0 or 1 and the environment held still while it ran."""
+
+    packages = ("stackcheck", "msgspec", "packaging")  # packaging: where the run derived the graph
+
+    def __init__(self, path: str, key: str, stamp: str, *, racy: bool):
+        super().__init__(path, key)
+        self.stamp, self.racy = stamp, racy
+
+    def kept(self, rv, out: bytes) -> bytes | None:
+        from stackcheck.cli import answers
+
+        if rv not in (0, 1) or self.racy or answers.environment_stamp()[0] != self.stamp:
+            return None
+        return b"%d\n" % rv + out
+
+    def store(self, body: bytes, extra: tuple[str, ...] = ()) -> None:
+        from stackcheck.cli import answers
+
+        if len(body) <= answers.LIMIT:
+            super().store(body, extra + answers.deriving_files())
 
 
 class _Sink(io.BytesIO):
@@ -283,14 +362,15 @@ def _encoding() -> str:
     return getattr(sys.stdout, "encoding", None) or "utf-8"
 
 
-def _emit(data: bytes) -> None:
+def _emit(data: bytes, code: int = 0) -> None:
+    """Write ``data`` to stdout and exit with ``code``."""
     try:
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     except BrokenPipeError:
         os._exit(0)
-    sys.exit(0)
+    sys.exit(code)
 
 
 def _crc(text: str) -> int:

@@ -504,10 +504,11 @@ class _MetadataCache:
     Reading ~160 METADATA headers and RECORD files is most of a probe's time. An entry is keyed
     by the stat of its dist-info directory (inode and mtime: a reinstall makes a new directory,
     and adding, removing or renaming a file in it changes its mtime), of METADATA (inode, mtime,
-    size: a rewrite in place or by rename) and of direct_url.json (an editable install's
-    target). The file's key holds this module's own stat and that of the redaction rules, so
-    a changed probe never reads an older cache. Module presence is never cached. Entries are
-    stored redacted. ``STACKCHECK_NO_CACHE=1`` turns it off; ``STACKCHECK_CACHE_DIR`` moves it."""
+    size, ctime: a rewrite in place or by rename, even one that puts the mtime back) and of
+    direct_url.json (an editable install's target). The file's key holds this module's own
+    stat and that of the redaction rules, so a changed probe never reads an older cache.
+    Module presence is never cached. Entries are stored redacted. ``STACKCHECK_NO_CACHE=1``
+    turns it off; ``STACKCHECK_CACHE_DIR`` moves it."""
 
     def __init__(self, location):
         self.entries = {}
@@ -544,7 +545,8 @@ class _MetadataCache:
             d, m = os.stat(mdir), os.stat(meta)
         except OSError:
             return None
-        return [d.st_ino, d.st_mtime_ns, m.st_ino, m.st_mtime_ns, m.st_size, None]
+        # the ctime too: a same-size rewrite in place that puts the mtime back still moves it
+        return [d.st_ino, d.st_mtime_ns, m.st_ino, m.st_mtime_ns, m.st_size, m.st_ctime_ns, None]
 
     def with_url(self, location, entry, stamp):
         """``stamp`` with the stat of the entry's direct_url.json, when it has one."""
@@ -552,15 +554,15 @@ class _MetadataCache:
             u = os.stat(os.path.join(location, entry, "direct_url.json"))
         except OSError:
             return stamp
-        return stamp[:5] + [[u.st_ino, u.st_mtime_ns, u.st_size]]
+        return stamp[:6] + [[u.st_ino, u.st_mtime_ns, u.st_size, u.st_ctime_ns]]
 
     def get(self, location, entry, stamp):
         hit = self.entries.get(entry)
         if not isinstance(hit, list) or len(hit) != 2 or not isinstance(hit[1], dict):
             return None
-        if not isinstance(hit[0], list) or hit[0][:5] != stamp[:5]:
+        if not isinstance(hit[0], list) or hit[0][:6] != stamp[:6]:
             return None
-        if hit[0][5:] != [None] and hit[0] != self.with_url(location, entry, stamp):
+        if hit[0][6:] != [None] and hit[0] != self.with_url(location, entry, stamp):
             return None
         dist = dict(hit[1])
         if set(dist) != _ENTRY_KEYS or not all(isinstance(dist[k], list) for k in _LIST_KEYS):
