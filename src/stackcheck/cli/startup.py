@@ -138,12 +138,11 @@ def preflight_profile(args: list[str]):
         return None
 
     def preflight() -> int:
-        from stackcheck.catalog import load_catalog
         from stackcheck.cli.output import check_profile
         from stackcheck.identifiers import require
 
         require(profile_id, "--profile", "name")  # as the option's callback (cli.common.checked)
-        return check_profile(load_catalog(None), profile_id, as_json=as_json)
+        return check_profile(None, profile_id, as_json=as_json)
 
     return preflight
 
