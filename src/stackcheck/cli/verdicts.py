@@ -128,7 +128,7 @@ class VerdictCache:
         inputs = _inputs(profile_id, registry) if root is not None else None
         if root is None or inputs is None:
             return None
-        where = (command, profile_id, inputs[1][:2] if inputs[1] else None, sys.executable)
+        where = (command, profile_id, list(skip), deep, inputs[1][:2] if inputs[1] else None, sys.executable)
         origin = (source.kind, source.value) if source is not None else ("live", "")
         name = f"facts/verdicts-{factcache.digest(where, origin)[:20]}.json"
         checks = os.path.join(os.path.dirname(stackcheck.__file__), "checks")
@@ -137,7 +137,7 @@ class VerdictCache:
             [sys.version, sys.executable, sys.path],
             [command, profile_id, list(skip), deep, origin],
             inputs,
-            sorted(os.listdir(checks)),
+            sorted(n for n in os.listdir(checks) if n != "__pycache__"),  # what all_checks imports
         )
         entry = factcache.load(root, name, key, _Entry)
         if entry is not None and factcache.file_stamps([c[0] for c in entry.code]) != [
