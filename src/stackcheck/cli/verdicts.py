@@ -192,9 +192,9 @@ def _inputs(profile_id: str | None, registry: str | None) -> list | None:
     from stackcheck.knowledge import knowledge_key
 
     directory, extra = knowledge_key()
-    files = [*sorted(directory.glob("*.json")), *sorted((directory / "rules").glob("*.json"))]
+    files = [*_json_files(directory), *_json_files(directory / "rules")]
     for path, _, _ in extra:
-        files += sorted(path.glob("*.json")) if path.is_dir() else [path]
+        files += _json_files(path) if os.path.isdir(path) else [str(path)]
     stamps = factcache.file_stamps(files)
     if stamps is None:
         return None
@@ -212,6 +212,14 @@ def _inputs(profile_id: str | None, registry: str | None) -> list | None:
         return None
     given = [str(found), str(found.resolve())] if found is not None else [None, None]
     return [knowledge, [*given, stamps]]
+
+
+def _json_files(directory: os.PathLike) -> list[str]:
+    """The ``*.json`` files of ``directory`` (what the loaders glob, dot files too), sorted."""
+    try:
+        return sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return []  # the loader says what is missing; a report it could not make is not kept
 
 
 def _content_digest(snapshot: Snapshot) -> str:
