@@ -377,3 +377,20 @@ def test_a_changed_distribution_of_another_interpreter(box, tmp_path):
     assert judged(done)
     assert checks(done)["DEP001"]["verdict"] == "blocked"
     assert "beta>=2" in checks(done)["DEP001"]["observed"]
+
+
+def test_inside_python_nothing_is_cached(tmp_path, monkeypatch):
+    """click's test runner (or main(argv)) judges every time and keeps no report: checks may
+    be patched in memory there, which no file's stat shows."""
+    from click.testing import CliRunner
+
+    from stackcheck.cli import startup
+    from stackcheck.cli._group import cli as group
+
+    monkeypatch.setattr(startup, "COMMAND_LINE", False)
+    monkeypatch.setenv("STACKCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    for _ in range(2):
+        result = CliRunner().invoke(group, ["preflight", "-p", "BASE-CPU", "--json"])
+        assert json.loads(result.output)["profile"] == "BASE-CPU"
+    assert list((tmp_path / "cache").glob("facts/depgraph-*.json")), "the other facts are kept"
+    assert list((tmp_path / "cache").glob("facts/verdicts-*.json")) == []

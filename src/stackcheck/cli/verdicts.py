@@ -20,6 +20,11 @@ Checks are pure functions of (Snapshot, Profile, Knowledge) (DESIGN.md), so the 
   of every ``os.path.realpath`` the checks asked for, asked again (ISO004 and the kernel checks
   resolve symlinks: the only file-system reads of checks).
 
+Only a process started from the command line (``stackcheck ...``, through
+:func:`stackcheck.cli.main` with no arguments given) uses the cache: inside Python
+(``main(argv)``, click's test runner) checks and knowledge may be patched or registered in
+memory, which no file's stat shows.
+
 On a hit the report is the stored one with this run's snapshot digest and capture time; how it
 is printed (JSON, Markdown, ``-v``, ``--strict``, colour, width) is decided when it is printed,
 on a hit as on a miss, so none of that is part of the key. A report whose verdict is ``error``
@@ -123,7 +128,10 @@ class VerdictCache:
         may be cached (no cache directory, a file too recent or missing, a registry on stdin)."""
         import stackcheck
         from stackcheck.cachedir import cache_root
+        from stackcheck.cli import startup
 
+        if not startup.COMMAND_LINE:
+            return None  # inside Python (main(argv), a test runner): checks may be patched in memory
         root = cache_root()
         inputs = _inputs(profile_id, registry) if root is not None else None
         if root is None or inputs is None:
