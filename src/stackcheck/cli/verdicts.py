@@ -29,7 +29,8 @@ On a hit the report is the stored one with this run's snapshot digest and captur
 is printed (JSON, Markdown, ``-v``, ``--strict``, colour, width) is decided when it is printed,
 on a hit as on a miss, so none of that is part of the key. A report whose verdict is ``error``
 (a check raised) is not kept. Entries live in ``<cache dir>/facts/verdicts-<digest>.json``, one
-per command, profile, registry, interpreter and source (see :mod:`stackcheck.factcache`).
+per command, profile, options, registry, interpreter (and its ``sys.path``) and source (see
+:mod:`stackcheck.factcache`).
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ class VerdictCache:
             return None
         where = (command, profile_id, list(skip), deep, inputs[1][:2] if inputs[1] else None, sys.executable)
         origin = (source.kind, source.value) if source is not None else ("live", "")
-        name = f"facts/verdicts-{factcache.digest(where, origin)[:20]}.json"
+        # sys.path too: `stackcheck ...` and `python -m stackcheck ...` keep an entry each
+        name = f"facts/verdicts-{factcache.digest(where, origin, sys.path)[:20]}.json"
         checks = os.path.join(os.path.dirname(stackcheck.__file__), "checks")
         key = factcache.digest(
             stackcheck.__version__,
