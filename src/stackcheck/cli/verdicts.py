@@ -129,9 +129,10 @@ class VerdictCache:
         may be cached (no cache directory, a file too recent or missing, a registry on stdin)."""
         import stackcheck
         from stackcheck.cachedir import cache_root
-        from stackcheck.cli import startup
 
-        if not startup.COMMAND_LINE:
+        # set by the start-up path; read, not imported (startup → output → verdicts is the way in)
+        startup = sys.modules.get("stackcheck.cli.startup")
+        if not getattr(startup, "COMMAND_LINE", False):
             return None  # inside Python (main(argv), a test runner): checks may be patched in memory
         root = cache_root()
         inputs = _inputs(profile_id, registry) if root is not None else None
