@@ -350,6 +350,21 @@ def test_an_entry_of_the_right_key_but_another_shape_is_judged_again(box):
     assert judged(again) and again.stdout == first.stdout
 
 
+def test_an_entry_whose_modules_disagree_with_the_profile(box):
+    """The probe looks up what the entry says the profile requires; when that is not what
+    the profile says, the environment is probed again for the profile's own modules."""
+    args = ("preflight", "-p", "BASE-CPU", "--json")
+    first = cli(box, *args)
+    [entry] = entries(box[1])
+    data = json.loads(entry.read_text())
+    data["entries"]["modules"] = ["json"]
+    entry.write_text(json.dumps(data))
+    again, reference = cli(box, *args), cli(box, *args, STACKCHECK_NO_CACHE="1")
+    assert judged(again)
+    assert again.stdout == reference.stdout == first.stdout
+    assert json.loads(entry.read_text())["entries"]["modules"] != ["json"]
+
+
 def test_no_cache_writes_nothing(box):
     assert judged(cli(box, "preflight", "-p", "BASE-CPU", "--no-cache"))
     assert judged(cli(box, "doctor", "--no-cache"))

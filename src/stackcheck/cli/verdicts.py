@@ -80,6 +80,12 @@ def judged(
         return snapshot, report
     if profile_id is not None and catalog is None:
         catalog, profile = _profile(registry, profile_id)
+        if list(profile.required_modules) != modules:  # an entry at odds with its own key
+            modules = list(profile.required_modules)
+            snapshot = obtain(source, deep=deep, sections=JUDGED, modules=tuple(modules))
+            if cache is not None:
+                cache.entry = None  # judged and kept anew
+                cache.report(snapshot)  # the digest it is kept under
     from stackcheck.judge import judge
 
     with recorded_realpaths() as asked:
@@ -98,6 +104,9 @@ def _profile(registry: str | None, profile_id: str):
 
     catalog = load_catalog(registry)
     return catalog, catalog.get(profile_id)
+
+
+_CHECKS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "checks")
 
 
 class _Entry(msgspec.Struct):
@@ -142,13 +151,16 @@ class VerdictCache:
         origin = (source.kind, source.value) if source is not None else ("live", "")
         # sys.path too: `stackcheck ...` and `python -m stackcheck ...` keep an entry each
         name = f"facts/verdicts-{factcache.digest(where, origin, sys.path)[:20]}.json"
-        checks = os.path.join(os.path.dirname(stackcheck.__file__), "checks")
+        try:  # the modules all_checks imports
+            checks = sorted(n for n in os.listdir(_CHECKS_DIR) if n != "__pycache__")
+        except OSError:
+            return None  # not a directory of files (a zip import): judged every time
         key = factcache.digest(
             stackcheck.__version__,
             [sys.version, sys.executable, sys.path],
             [command, profile_id, list(skip), deep, origin],
             inputs,
-            sorted(n for n in os.listdir(checks) if n != "__pycache__"),  # what all_checks imports
+            checks,
         )
         entry = factcache.load(root, name, key, _Entry)
         if entry is not None and factcache.file_stamps([c[0] for c in entry.code]) != [
