@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["FORMAT", "MAX_BYTES", "digest", "load", "read_bytes", "store", "write_bytes"]
+__all__ = ["FORMAT", "MAX_BYTES", "digest", "file_stamps", "load", "read_bytes", "store", "write_bytes"]
 
 FORMAT = 1  # the shape of a cache file; another number is a foreign file
 MAX_BYTES = 256 << 20  # a larger cache file is ignored (5,000 distributions: ~3 MiB)
@@ -47,6 +47,29 @@ def digest(*parts):
         h.update(b"%d:" % len(part))
         h.update(part)
     return h.hexdigest()
+
+
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its mtime's tick
+
+
+def file_stamps(paths):
+    """Each path with the stat of the file it names (path, mtime_ns, size, inode): what facts
+    read from those files are kept under. None (derive afresh, keep nothing) when one cannot
+    be stat'ed or changed in the last :data:`RACY_NS`: a same-size rewrite within one tick of
+    the file system's clock would keep every one of those four."""
+    import time
+
+    out = []
+    now = time.time_ns()
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        if st.st_mtime_ns > now - RACY_NS:
+            return None
+        out.append([str(path), st.st_mtime_ns, st.st_size, st.st_ino])
+    return out
 
 
 def load(root, name, key, entries_type=None):

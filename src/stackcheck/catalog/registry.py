@@ -12,13 +12,20 @@ from pathlib import Path
 import msgspec
 
 from stackcheck import identifiers
+from stackcheck.catalog.paths import BUILTIN_DIR, REGISTRY_PATH, builtin_files, find_registry
 from stackcheck.errors import InputError
 from stackcheck.models.profile import BASE_CATEGORY, Profile, ProfileSummary, Registry
 
-__all__ = ["BASE_CATEGORY", "ProfileSummary"]  # re-exported: they moved to models.profile
+# re-exported: they moved to models.profile and catalog.paths
+__all__ = [
+    "BASE_CATEGORY",
+    "BUILTIN_DIR",
+    "REGISTRY_PATH",
+    "ProfileSummary",
+    "builtin_files",
+    "find_registry",
+]
 
-REGISTRY_PATH = Path("requirements") / "environment-profiles.json"
-BUILTIN_DIR = Path(__file__).parent / "builtin"
 BUILTIN = "built-in"
 
 
@@ -27,20 +34,6 @@ class Entry:
     profile: Profile  # as written (unresolved)
     file: str
     index: int  # position in the file's "profiles" array
-
-
-def find_registry(cwd: str | os.PathLike | None = None) -> Path | None:
-    """The nearest ``requirements/environment-profiles.json`` at or above ``cwd``."""
-    here = Path(cwd or os.getcwd()).resolve()
-    for directory in (here, *here.parents):
-        candidate = directory / REGISTRY_PATH
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def builtin_files() -> list[Path]:
-    return sorted(BUILTIN_DIR.glob("*.json"))
 
 
 def read_registry(path: str | os.PathLike) -> Registry:

@@ -71,42 +71,40 @@ def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bo
 
 def split_ids(values: tuple[str, ...]) -> list[str]:
     """--skip values → check IDs and prefixes (:func:`stackcheck.checks.skip.split_ids`)."""
+    if not values:
+        return []  # the registry (and with it the checks) stays unloaded
     from stackcheck.checks.skip import split_ids as split
 
     return split(values)
 
 
-def judge_environment(command: str, *, profile=None, source=None, skip=(), deep=False):
+def judge_environment(command: str, *, source=None, skip=(), deep=False):
     """The Report of a judging command (preflight, doctor): obtain the snapshot from the
     source of facts (``stackcheck.sources.FactSource``; live when None), run the command's checks."""
-    return judged_environment(command, profile=profile, source=source, skip=skip, deep=deep)[1]
+    return judged_environment(command, source=source, skip=skip, deep=deep)[1]
 
 
-def judged_environment(command: str, *, profile=None, source=None, skip=(), deep=False):
-    """(snapshot, Report) of :func:`judge_environment`, for a command that reports facts too."""
-    from stackcheck.environment import obtain
-    from stackcheck.judge import judge
-    from stackcheck.probe import JUDGED
+def judged_environment(command: str, *, profile_id=None, registry=None, source=None, skip=(), deep=False):
+    """(snapshot, Report) of :func:`judge_environment`, for a command that reports facts too;
+    ``profile_id``: judged against that profile of ``registry`` (a file; None: the one found
+    from the working directory, else the built-in catalog). A report judged before from the
+    same facts comes from the verdict cache (:mod:`stackcheck.cli.verdicts`)."""
+    from stackcheck.cli.verdicts import judged
 
     skip = split_ids(skip)  # before the probe: a typo costs no time
-    snapshot = obtain(
-        source, deep=deep, sections=JUDGED, modules=tuple(profile.required_modules) if profile else ()
-    )
-    report = judge(snapshot, command=command, profile=profile, skip=skip, deep=deep)
-    if source is not None and source.kind == "kernel":
-        report.environment["kernel"] = source.value
-    return snapshot, report
+    return judged(command, profile_id=profile_id, registry=registry, source=source, skip=skip, deep=deep)
 
 
 def check_profile(
-    catalog, profile_id: str, *, source=None, skip=(), deep=False, publish=None, **shown
+    registry, profile_id: str, *, source=None, skip=(), deep=False, publish=None, **shown
 ) -> int:
     """``stackcheck preflight --profile ID``: judge the environment against the profile of
-    ``catalog``, print the report and return the exit code (``shown``: :func:`show_report`).
-    ``publish(report, snapshot)``, when given, runs before the report is printed (monitors)."""
-    profile = catalog.get(profile_id)
-    snapshot, report = judged_environment("preflight", profile=profile, source=source, skip=skip, deep=deep)
-    report.environment["registry"] = catalog.source
+    ``registry`` (:func:`judged_environment`), print the report and return the exit code
+    (``shown``: :func:`show_report`). ``publish(report, snapshot)``, when given, runs before
+    the report is printed (monitors)."""
+    snapshot, report = judged_environment(
+        "preflight", profile_id=profile_id, registry=registry, source=source, skip=skip, deep=deep
+    )
     if publish is not None:
         publish(report, snapshot)
     return show_report(report, **shown)

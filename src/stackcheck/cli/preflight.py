@@ -87,15 +87,16 @@ def preflight(
     one_output(json=as_json, markdown=as_markdown)
     from stackcheck.catalog import load_catalog
 
-    catalog = load_catalog(registry)
-    if list_profiles:
+    # a plain check loads the catalog only when the verdict cache has no report (check_profile)
+    catalog = load_catalog(registry) if list_profiles or distributed or not profile_id else None
+    if list_profiles and catalog is not None:
         _list_profiles(catalog, as_json)
         return
     if not profile_id:
         raise click.UsageError("give --profile ID (or --list-profiles to see them)")
     if distributed and (metrics_file or otlp):
         raise click.UsageError("--metrics-file and --otlp are not yet available with --distributed")
-    if distributed:
+    if distributed and catalog is not None:
         _distributed(
             catalog.get(profile_id),
             catalog.source,
@@ -109,7 +110,7 @@ def preflight(
         raise click.UsageError("--snapshots needs --distributed")
     shown = {"as_json": as_json, "as_markdown": as_markdown, "verbose": verbose, "strict": strict}
     publish = _monitors(metrics_file, otlp) if (metrics_file or otlp) else None
-    finish(check_profile(catalog, profile_id, source=source, skip=skip, deep=deep, publish=publish, **shown))
+    finish(check_profile(registry, profile_id, source=source, skip=skip, deep=deep, publish=publish, **shown))
 
 
 def _monitors(metrics_file, otlp):

@@ -40,12 +40,17 @@ HELP = ("--help", "-h")
 VERSION = ("--version", "-V")
 MAGIC = b"stackcheck-help 1"
 LIMIT = 1 << 20  # a cache file larger than this is not read (a help page is a few KiB)
+# set by answer(): this process is `stackcheck ...` from a command line, not main(argv) or a
+# test runner inside Python, where checks may be patched at run time (cli.verdicts serves only then)
+COMMAND_LINE = False
 
 
 def answer(args: list[str]):
     """Write the answer to ``stackcheck ARGS`` and exit, where it is known without click.
     Otherwise: the command to run without click (:data:`LIGHT`), a :class:`Recording` when
     click's answer is a help page to cache, or None (click answers)."""
+    global COMMAND_LINE
+    COMMAND_LINE = True
     if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
         return None
     light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args) or deps(args)
@@ -160,12 +165,11 @@ def preflight_profile(args: list[str]):
         return None
 
     def preflight() -> int:
-        from stackcheck.catalog import load_catalog
         from stackcheck.cli.output import check_profile
         from stackcheck.identifiers import require
 
         require(profile_id, "--profile", "name")  # as the option's callback (cli.common.checked)
-        return check_profile(load_catalog(None), profile_id, as_json=as_json)
+        return check_profile(None, profile_id, as_json=as_json)
 
     return preflight
 

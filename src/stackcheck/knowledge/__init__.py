@@ -38,8 +38,8 @@ def knowledge_key(
     """What :func:`load_knowledge` caches a knowledge base by: its directory and its extra rule
     files as they are on disk (what was compiled from one, e.g. triage's signatures, is
     cached by the same key)."""
-    from stackcheck.knowledge.loader import data_dir as default_dir
-    from stackcheck.knowledge.loader import extra_rule_paths
+    from stackcheck.knowledge.paths import data_dir as default_dir
+    from stackcheck.knowledge.paths import extra_rule_paths
 
     extra = tuple(Path(p) for p in rules) if rules is not None else extra_rule_paths()
     return Path(data_dir) if data_dir is not None else default_dir(), tuple(_stamp(p) for p in extra)

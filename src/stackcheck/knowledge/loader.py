@@ -8,7 +8,6 @@ log.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import msgspec
 from stackcheck.errors import InputError
 from stackcheck.fileio import decode_json, load_json_any, read_bytes
 from stackcheck.knowledge.base import Knowledge
+from stackcheck.knowledge.paths import DATA_DIR, RULES_DIR, RULES_ENV, data_dir, extra_rule_paths
 from stackcheck.knowledge.tables import (
     KNOWLEDGE_SCHEMA_VERSION,
     ArchListTable,
@@ -27,9 +27,8 @@ from stackcheck.knowledge.tables import (
 )
 from stackcheck.models.rule import RULE_SCHEMA_VERSION, Rule
 
-DATA_DIR = Path(__file__).parent / "data"
-RULES_ENV = "STACKCHECK_RULES"  # extra rule files or folders, os.pathsep-separated
-RULES_DIR = Path("requirements") / "stackcheck-rules"  # a team's (mined) rules, beside its profiles
+# where the files are (re-exported: they moved to knowledge.paths, which a warm run reads alone)
+__all__ = ["DATA_DIR", "RULES_DIR", "RULES_ENV", "data_dir", "extra_rule_paths", "load_from", "load_rules"]
 
 # table name → (file, model, the list of its sourced rows)
 TABLES: dict[str, tuple[str, type[Any], str]] = {
@@ -40,11 +39,6 @@ TABLES: dict[str, tuple[str, type[Any], str]] = {
 }
 # every list of these fields holds sourced facts
 _SOURCED_LISTS = ("toolkits", "mvc_floors", "releases", "builds", "pins")
-
-
-def data_dir() -> Path:
-    """The data directory: ``STACKCHECK_KNOWLEDGE_DIR`` when set (tests, local overrides)."""
-    return Path(os.environ.get("STACKCHECK_KNOWLEDGE_DIR") or DATA_DIR)
 
 
 def load_from(directory: Path, extra_rules: Sequence[Path] = ()) -> Knowledge:
@@ -67,23 +61,6 @@ def load_from(directory: Path, extra_rules: Sequence[Path] = ()) -> Knowledge:
         known = {r.id: directory / "rules" for r in rules}
         rules = sorted([*rules, *load_rule_files(extra_rules, known=known)], key=lambda r: r.id)
     return Knowledge(rules=rules, files=files, **tables)
-
-
-def extra_rule_paths(cwd: str | os.PathLike | None = None) -> tuple[Path, ...]:
-    """Rule files beyond the packaged ones: those given with ``--rules`` (see
-    :func:`stackcheck.knowledge.use_rule_files`), ``$STACKCHECK_RULES`` (paths separated by
-    ``os.pathsep``) and the nearest ``requirements/stackcheck-rules/`` at or above ``cwd``, the
-    folder beside the profile registry where a team keeps its mined rules."""
-    from stackcheck import knowledge
-
-    paths = [Path(p) for p in knowledge.given_rule_files()]
-    paths += [Path(p) for p in os.environ.get(RULES_ENV, "").split(os.pathsep) if p.strip()]
-    here = Path(cwd or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / RULES_DIR).is_dir():
-            paths.append(folder / RULES_DIR)
-            break
-    return tuple(dict.fromkeys(paths))
 
 
 def _check_version(path: Path, found: str, expected: str) -> None:
