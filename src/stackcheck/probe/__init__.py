@@ -82,15 +82,20 @@ def gather(
     sections: tuple[str, ...] | None = None,
     command: str = "live",
     modules: tuple[str, ...] = (),
+    interpreter_facts: dict | None = None,
 ) -> Snapshot:
     """Take a snapshot. ``sections`` limits the optional sections (python/packages/tool
-    are always present); sections not gathered stay ``absent`` with source ``not-probed``."""
+    are always present); sections not gathered stay ``absent`` with source ``not-probed``.
+    ``interpreter_facts``: the python and packages sections of ``python_path`` probed already
+    (e.g. by :func:`~stackcheck.probe.foreign.start_foreign`), used instead of a new probe."""
     import msgspec
 
     from stackcheck import __version__
     from stackcheck.models import snapshot as S
 
-    interp = interpreter_sections(python_path, modules)
+    interp = (
+        interpreter_facts if interpreter_facts is not None else interpreter_sections(python_path, modules)
+    )
     wanted = tuple(SECTIONS) if sections is None else sections
     ctx = ProbeContext(python=interp["python"], packages=interp["packages"], deep=deep)
     collected = _collect_all(wanted, ctx)

@@ -39,6 +39,7 @@ from stackcheck.provision.plan import Plan, Sources, env_paths
 
 if TYPE_CHECKING:
     from stackcheck.notebook.register import Registration
+    from stackcheck.probe.foreign import StartedProbe
 
 __all__ = ["Outcome", "check_target", "create", "find_python", "forbidden_chains", "lock_plan", "restore"]
 
@@ -160,13 +161,15 @@ def _target(path: str, *, force: bool) -> Iterator[None]:
         raise
 
 
-def _run(argv: list[str], what: str, sources: Sources, *, progress: bool) -> str:
-    """Run one step; Refused with the installer's last error line when it fails."""
+def _run(argv: list[str], what: str, sources: Sources, *, progress: bool, on_start=None) -> str:
+    """Run one step (``on_start`` is called once it runs); Refused with the installer's last
+    error line when it fails."""
     from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
     from stackcheck.progress import ticking
 
     with ticking(what, enabled=progress):
-        done = run(argv, timeout=STEP_TIMEOUT, env=child_env(sources), max_output=LARGE_OUTPUT_BYTES)
+        env = child_env(sources)
+        done = run(argv, timeout=STEP_TIMEOUT, env=env, max_output=LARGE_OUTPUT_BYTES, on_start=on_start)
     if not done.ok:
         lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
         detail = done.error or next(
@@ -313,44 +316,73 @@ def _env_and_lock(plan: Plan, installer: Installer, path: str, folder: Path, out
     return made[0], lock
 
 
-def _preload() -> threading.Thread:
-    """Import what the verify and the preflight need, in a thread: started when the installer
-    starts, whose run this process only waits on, and joined before they run."""
+class _Preload(threading.Thread):
+    """Started once the installer runs (this process only waits on it) and joined after it:
+    starts the new environment's interpreter for the verify's probe (it waits until the
+    install is done: :func:`~stackcheck.probe.foreign.start_foreign`) and imports what the
+    verify and the preflight need."""
 
-    def load() -> None:
+    def __init__(self, target: str, modules: tuple[str, ...]):
+        super().__init__(name="stackcheck-preload", daemon=True)
+        self.target, self.modules = target, modules
+        self.probe: StartedProbe | None = None
+
+    def run(self) -> None:
+        try:
+            from stackcheck.probe.foreign import start_foreign
+
+            self.probe = start_foreign(self.target, self.modules)
+        except Exception:  # noqa: BLE001 - then the verify probes the interpreter the usual way
+            pass
         try:
             import stackcheck.environment  # noqa: F401
             import stackcheck.judge  # noqa: F401
-            import stackcheck.probe.foreign  # noqa: F401
             from stackcheck.checks.registry import all_checks
 
             all_checks()
         except Exception:  # noqa: BLE001 - the caller imports them again and meets the error there
             pass
 
-    worker = threading.Thread(target=load, name="stackcheck-preload", daemon=True)
-    worker.start()
-    return worker
+
+def _install_and_verify(
+    lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress, modules=()
+) -> Snapshot:
+    """Install the pins, then the new environment's snapshot, verified against the lock."""
+    preload = _Preload(target, modules)
+    try:
+        _install(lock, installer, target, folder, sources, outcome, progress, on_start=preload.start)
+    except BaseException:
+        if preload.ident is not None:
+            preload.join()
+        if preload.probe is not None:
+            preload.probe.cancel()
+        raise
+    if preload.ident is not None:
+        preload.join()
+    return _verify(lock, target, modules, preload.probe)
 
 
-def _install(lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress):
+def _install(
+    lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress, on_start=None
+):
     from stackcheck.fileio import atomic_write
 
     pins = folder / "requirements.lock.txt"
     atomic_write(pins, lock.requirements())
     argv = installer.install_argv(target, str(pins), sources)
     outcome.steps.append(argv)
-    _run(argv, f"installing {len(lock.packages)} packages", sources, progress=progress)
+    _run(argv, f"installing {len(lock.packages)} packages", sources, progress=progress, on_start=on_start)
 
 
-def _verify(lock: Lock, target: str, modules: tuple[str, ...] = ()):
-    """The new environment's snapshot (what a preflight probes); Refused when its packages
-    drift from the lock."""
+def _verify(lock: Lock, target: str, modules: tuple[str, ...] = (), started: StartedProbe | None = None):
+    """The new environment's snapshot (what a preflight probes; its interpreter's facts from
+    ``started`` when it was started ahead); Refused when its packages drift from the lock."""
     from stackcheck.environment import obtain
     from stackcheck.probe import JUDGED
     from stackcheck.sources import FactSource
 
-    snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules)
+    facts = started.facts() if started is not None else None
+    snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules, interpreter_facts=facts)
     found = drift(lock, installed_versions(snap))
     if found:
         raise Refused(f"{target}: the installed set differs from the lock: " + "; ".join(found.lines()))
@@ -377,10 +409,9 @@ def create(
         target, lock = _env_and_lock(plan, installer, path, folder, outcome, progress)
         outcome.python, outcome.lock = target, lock
         say(f"installing {len(lock.packages)} packages")
-        preload = _preload()
-        _install(lock, installer, target, folder, plan.sources.with_torch(plan.torch), outcome, progress)
-        preload.join()
-        snap = _verify(lock, target, tuple(plan.profile.required_modules))
+        sources = plan.sources.with_torch(plan.torch)
+        modules = tuple(plan.profile.required_modules)
+        snap = _install_and_verify(lock, installer, target, folder, sources, outcome, progress, modules)
         from stackcheck.fileio import atomic_write
 
         atomic_write(folder / "lock.json", lock.encode())
@@ -450,8 +481,7 @@ def restore(
     with _target(path, force=force):
         target = _new_env(installer, python, path, system, outcome, sources, progress)()
         outcome.python = target
-        _install(lock, installer, target, folder, sources, outcome, progress)
-        _verify(lock, target)
+        _install_and_verify(lock, installer, target, folder, sources, outcome, progress)
         from stackcheck.fileio import atomic_write
 
         atomic_write(folder / "lock.json", lock.encode())
