@@ -10,7 +10,8 @@
 4. install exactly the hashed pins (``uv pip sync`` / ``pip install --no-deps --require-hashes``),
    the same step a restore runs from a lock;
 5. verify the installed set against the pins, register the kernel, run the preflight (what
-   those need is imported while the installer works, so it costs no time after it).
+   those need is imported, and the new environment's interpreter started for its probe,
+   while the installer works, so it costs no time after it).
 
 A failure at any step removes what this run created (nothing half-created is left behind).
 The files the steps read and write live in ``DIR/stackcheck/`` (the lock among them, so
