@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,71 @@ def test_the_stackcheck_program_leaves_without_teardown_after_its_output(
         capture_output=True, text=True,
     )  # fmt: skip
     assert (other.returncode, other.stderr) == (0, "atexit ran, gc enabled: True\nteardown\n")
+
+
+def test_only_the_lock_is_fsynced_and_it_is_written_while_the_installer_runs(
+    cli_main, registry, wheelhouse, tmp_path, monkeypatch
+):
+    synced: list[tuple[str, str]] = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append((threading.current_thread().name, os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    target = tmp_path / "e"
+    code, _, err = cli_main(
+        "env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(target),
+        "--installer", "uv", *offline(wheelhouse),
+    )  # fmt: skip
+    assert code == 0, err
+    assert [(thread, name.split(".")[1:3]) for thread, name in synced] == [
+        ("stackcheck-preload", ["lock", "json"])
+    ]
+    files = target / "stackcheck"
+    assert (files / "requirements.lock.txt").read_text().startswith("jinja2==3.1.6 --hash=sha256:")
+    assert sorted(p.name for p in files.iterdir()) == [
+        "constraints.txt", "lock.json", "requirements.in", "requirements.lock.txt",
+    ]  # fmt: skip
+
+
+def test_lock_that_cannot_be_written_is_one_line_and_leaves_nothing(
+    cli_main, registry, wheelhouse, tmp_path, monkeypatch
+):
+    import errno
+
+    from stackcheck import fileio
+
+    real = fileio.atomic_write
+
+    def full(path, data, **kwargs):
+        if os.path.basename(path) == "lock.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, data, **kwargs)
+
+    monkeypatch.setattr(fileio, "atomic_write", full)
+    started = _recording(monkeypatch)
+    target = tmp_path / "e"
+    code, out, err = cli_main(
+        "env", "create", "--registry", registry, "-p", "TINY-CPU", "--path", str(target),
+        "--installer", "uv", *offline(wheelhouse),
+    )  # fmt: skip
+    assert (code, out) == (2, "")
+    assert err.endswith(
+        f"stackcheck: error: {target}/stackcheck/lock.json: cannot write lock: No space left on device\n"
+    )
+    assert [s.child.proc.returncode for s in started] == [-9]
+    assert not target.exists()
+
+
+def test_atomic_write_without_fsync_is_still_never_a_partial_file(tmp_path, monkeypatch):
+    from stackcheck.fileio import atomic_write
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    atomic_write(tmp_path / "a.txt", "one\n", durable=False)
+    assert synced == []
+    atomic_write(tmp_path / "a.txt", "two\n")
+    assert len(synced) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"] and (tmp_path / "a.txt").read_text() == "two\n"

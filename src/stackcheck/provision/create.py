@@ -230,8 +230,9 @@ def _write_inputs(folder: Path, plan: Plan) -> tuple[str, str]:
     reqs = folder / "requirements.in"
     cons = folder / "constraints.txt"
     pin = [plan.torch.constraint] if plan.torch.constraint else []
-    atomic_write(reqs, "".join(f"{r}\n" for r in plan.requirements))
-    atomic_write(cons, "".join(f"{c}\n" for c in [*plan.constraints, *pin]))
+    # read by the installer at once, and inside the environment a failure removes: no fsync
+    atomic_write(reqs, "".join(f"{r}\n" for r in plan.requirements), durable=False)
+    atomic_write(cons, "".join(f"{c}\n" for c in [*plan.constraints, *pin]), durable=False)
     return str(reqs), str(cons)
 
 
@@ -323,10 +324,11 @@ class _Preload(threading.Thread):
     install is done: :func:`~stackcheck.probe.foreign.start_foreign`) and imports what the
     verify and the preflight need."""
 
-    def __init__(self, target: str, modules: tuple[str, ...]):
+    def __init__(self, target: str, modules: tuple[str, ...], lock: Lock, folder: Path):
         super().__init__(name="stackcheck-preload", daemon=True)
-        self.target, self.modules = target, modules
+        self.target, self.modules, self.lock, self.folder = target, modules, lock, folder
         self.probe: StartedProbe | None = None
+        self.error: OSError | None = None
 
     def run(self) -> None:
         try:
@@ -335,6 +337,12 @@ class _Preload(threading.Thread):
             self.probe = start_foreign(self.target, self.modules)
         except Exception:  # noqa: BLE001 - then the verify probes the interpreter the usual way
             pass
+        from stackcheck.fileio import atomic_write
+
+        try:  # now rather than after the verify: a failure removes it with the environment
+            atomic_write(self.folder / "lock.json", self.lock.encode())
+        except OSError as exc:
+            self.error = exc
         try:
             import stackcheck.environment  # noqa: F401
             import stackcheck.judge  # noqa: F401
@@ -348,8 +356,9 @@ class _Preload(threading.Thread):
 def _install_and_verify(
     lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress, modules=()
 ) -> Snapshot:
-    """Install the pins, then the new environment's snapshot, verified against the lock."""
-    preload = _Preload(target, modules)
+    """Install the pins and write the lock (DIR/stackcheck/lock.json), then the new
+    environment's snapshot, verified against the lock."""
+    preload = _Preload(target, modules, lock, folder)
     try:
         _install(lock, installer, target, folder, sources, outcome, progress, on_start=preload.start)
     except BaseException:
@@ -358,8 +367,13 @@ def _install_and_verify(
         if preload.probe is not None:
             preload.probe.cancel()
         raise
-    if preload.ident is not None:
-        preload.join()
+    preload.join()  # started: the install ran
+    if preload.error is not None:
+        if preload.probe is not None:
+            preload.probe.cancel()
+        from stackcheck.fileio import cannot_write
+
+        raise cannot_write(str(folder / "lock.json"), "lock", preload.error)
     return _verify(lock, target, modules, preload.probe)
 
 
@@ -369,7 +383,7 @@ def _install(
     from stackcheck.fileio import atomic_write
 
     pins = folder / "requirements.lock.txt"
-    atomic_write(pins, lock.requirements())
+    atomic_write(pins, lock.requirements(), durable=False)  # as _write_inputs
     argv = installer.install_argv(target, str(pins), sources)
     outcome.steps.append(argv)
     _run(argv, f"installing {len(lock.packages)} packages", sources, progress=progress, on_start=on_start)
@@ -413,9 +427,6 @@ def create(
         sources = plan.sources.with_torch(plan.torch)
         modules = tuple(plan.profile.required_modules)
         snap = _install_and_verify(lock, installer, target, folder, sources, outcome, progress, modules)
-        from stackcheck.fileio import atomic_write
-
-        atomic_write(folder / "lock.json", lock.encode())
         if kernel:
             from stackcheck.notebook.register import register
 
@@ -483,9 +494,6 @@ def restore(
         target = _new_env(installer, python, path, system, outcome, sources, progress)()
         outcome.python = target
         _install_and_verify(lock, installer, target, folder, sources, outcome, progress)
-        from stackcheck.fileio import atomic_write
-
-        atomic_write(folder / "lock.json", lock.encode())
     return outcome
 
 
