@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -79,8 +78,6 @@ def machine_facts() -> Snapshot:
 def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
     """(interpreter, "X.Y") for ``--python``: a path, ``X.Y`` (``pythonX.Y`` on PATH) or None
     (this interpreter); its version must satisfy the profile's ``python`` specifier."""
-    from stackcheck.notebook.interpreter import ask
-
     if want is None:
         exe = sys.executable  # this interpreter: its facts are at hand (no child process)
         full = ".".join(map(str, sys.version_info[:3]))
@@ -96,6 +93,8 @@ def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
         if found is None:
             raise InputError(f"--python {want}: no python{want} on PATH (give the interpreter's path)")
         exe = found
+    from stackcheck.notebook.interpreter import ask
+
     facts = ask(exe)
     if not facts.ran or not facts.version:
         raise InputError(f"--python: {exe} is not a working interpreter ({facts.error or 'no version'})")
@@ -464,6 +463,8 @@ def planned_steps(plan: Plan, path: str, installer: Installer, kernel: str | Non
 def lock_plan(plan: Plan, installer: Installer, *, progress: bool = False) -> Lock:
     """The lock of ``plan``: uv resolves for the base interpreter itself; pip in a throwaway
     environment of that interpreter."""
+    import tempfile
+
     outcome = Outcome(path="", python="")
     with tempfile.TemporaryDirectory(prefix="stackcheck-lock-") as tmp:
         if installer.name == "uv":  # no environment needed: uv resolves for the base interpreter
