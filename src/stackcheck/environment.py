@@ -16,6 +16,8 @@ from stackcheck.models.snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
 from stackcheck.redaction import redact_snapshot
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stackcheck.sources import FactSource
 
 __all__ = [
@@ -139,7 +141,7 @@ def obtain(
     deep: bool = False,
     sections: tuple[str, ...] | None = None,
     modules: tuple[str, ...] = (),
-    interpreter_facts: dict | None = None,
+    interpreter_facts: dict | Callable[[], dict] | None = None,
 ) -> Snapshot:
     """The Snapshot of one source of facts (the live interpreter when ``source`` is None):
     a snapshot file validated, an importer's file parsed, an interpreter (or a kernel's)

@@ -243,3 +243,33 @@ def test_atomic_write_without_fsync_is_still_never_a_partial_file(tmp_path, monk
     atomic_write(tmp_path / "a.txt", "two\n")
     assert len(synced) == 1
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"] and (tmp_path / "a.txt").read_text() == "two\n"
+
+
+def test_sections_collected_beside_the_started_probe_never_read_its_facts():
+    import importlib
+
+    from stackcheck.probe import JUDGED, NO_CONTEXT, SECTIONS
+
+    class Unread:
+        def __getattr__(self, name):
+            raise AssertionError(f"ctx.{name} was read")
+
+    assert set(JUDGED) > NO_CONTEXT
+    for name in sorted(NO_CONTEXT):
+        importlib.import_module(f"stackcheck.probe.{SECTIONS[name]}").collect(Unread())
+
+
+def test_snapshot_with_a_started_probe_equals_the_snapshot_of_a_probe_after_the_install(tmp_path):
+    import msgspec
+
+    from stackcheck.probe import JUDGED, gather
+
+    python, site = _venv(tmp_path / "env")
+    started = start_foreign(python, ("tinymod",))
+    _install_by_hand(site, tmp_path / "extra")
+    started.go()
+    got = gather(python, sections=JUDGED, modules=("tinymod",), interpreter_facts=started.facts)
+    want = gather(python, sections=JUDGED, modules=("tinymod",))
+    got.tool.captured_at = want.tool.captured_at
+    assert msgspec.json.encode(got) == msgspec.json.encode(want)
+    assert got.python.modules == {"tinymod": str(site / "tinymod" / "__init__.py")}

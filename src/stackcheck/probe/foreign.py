@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 from stackcheck.errors import InputError
 from stackcheck.probe import interpreter
@@ -72,12 +73,22 @@ class StartedProbe:
 
     def __init__(self, path: str, child: Started | Completed):
         self.path, self.child = path, child
+        self.deadline: float | None = None
+
+    def go(self) -> None:
+        """Let it probe now (:meth:`facts` waits for the answer)."""
+        if isinstance(self.child, Started) and self.deadline is None:
+            self.deadline = time.monotonic() + FOREIGN_TIMEOUT_S
+            self.child.give(b"go\n")
 
     def facts(self) -> dict:
         """The python and packages sections, as :func:`gather_foreign` gives them now."""
         child = self.child
-        done = child.finish(b"go\n", FOREIGN_TIMEOUT_S) if isinstance(child, Started) else child
-        return _facts(done, self.path)
+        if not isinstance(child, Started):
+            return _facts(child, self.path)
+        self.go()
+        assert self.deadline is not None
+        return _facts(child.wait(self.deadline, FOREIGN_TIMEOUT_S), self.path)
 
     def cancel(self) -> None:
         if isinstance(self.child, Started):

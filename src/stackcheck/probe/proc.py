@@ -138,13 +138,17 @@ class Started:
     def finish(self, data: bytes, timeout: float) -> Completed:
         """Give the child ``data`` on its stdin (then end of file); wait for it as :func:`run` does."""
         deadline = time.monotonic() + timeout
+        self.give(data)
+        return self.wait(deadline, timeout)
+
+    def give(self, data: bytes) -> None:
+        """Write ``data`` to the child's stdin and close it (once; :meth:`wait` for its answer)."""
         try:
-            if self.proc.stdin is not None:
+            if self.proc.stdin is not None and not self.proc.stdin.closed:
                 self.proc.stdin.write(data)
                 self.proc.stdin.close()
         except OSError:  # it has exited already: what it said tells why
             pass
-        return self.wait(deadline, timeout)
 
     def cancel(self) -> None:
         """Kill the child (its process group) without giving it anything."""

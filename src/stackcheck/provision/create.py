@@ -395,7 +395,9 @@ def _verify(lock: Lock, target: str, modules: tuple[str, ...] = (), started: Sta
     from stackcheck.probe import JUDGED
     from stackcheck.sources import FactSource
 
-    facts = started.facts() if started is not None else None
+    if started is not None:
+        started.go()  # it probes while the sections that need none of its facts are collected
+    facts = started.facts if started is not None else None
     snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules, interpreter_facts=facts)
     found = drift(lock, installed_versions(snap))
     if found:
