@@ -20,10 +20,11 @@ exit 3) when the machine was too busy; see _refenv.MAX_SPREAD. Bytecode is writt
 some shells set it, every run would compile stackcheck's sources again (~0.1 s here), which an
 installed stackcheck never does.
 
-With --timeline, instead: one create (of this checkout, and of REV with --against) after a
-warm-up, as a timeline in milliseconds from the moment the command was started: when each
-subprocess starts and ends, on which thread, and when the process is gone (what lies between
-is stackcheck's own Python).
+With --timeline, instead: --runs creates (of this checkout, and of REV with --against,
+interleaved, after a warm-up), the last of each as a timeline in milliseconds from the moment
+the command was started: when each subprocess starts and ends, on which thread, and when the
+process is gone (what lies between is stackcheck's own Python); then the median time of each
+outside ``uv pip sync`` (the install, the same work as plain uv's, and most of the noise).
 
 Usage: python benchmarks/bench_env.py [--runs N] [--no-pip] [--against REV] [--force] [--timeline]
 """
@@ -133,8 +134,10 @@ main()
 """
 
 
-def timeline(argv: list[str], env: dict[str, str]) -> list[str]:
-    """One run of ``argv`` (a stackcheck command line) traced: "  ms  thread  event" lines."""
+def timeline(argv: list[str], env: dict[str, str]) -> tuple[list[str], float]:
+    """One run of ``argv`` (a stackcheck command line) traced: its "  ms  thread  event" lines
+    and the seconds it took outside ``uv pip sync`` (the install itself, the same work as
+    plain uv's)."""
     read, write = os.pipe()
     t0 = time.time()
     done = subprocess.run(
@@ -150,18 +153,32 @@ def timeline(argv: list[str], env: dict[str, str]) -> list[str]:
         events = json.loads(fh.read() or "[]")
     if done.returncode != 0:
         sys.exit(f"traced run failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    sync = [t for t, _, what in events if what.split()[1:4] == ["uv", "pip", "sync"]]
     rows = [*events, (gone, "", "process gone")]
-    return [f"  {1000 * (t - t0):7.1f}  {thread[:18]:<18}  {what}" for t, thread, what in rows]
+    lines = [f"  {1000 * (t - t0):7.1f}  {thread[:18]:<18}  {what}" for t, thread, what in rows]
+    return lines, gone - t0 - (sync[-1] - sync[0] if len(sync) == 2 else 0.0)
 
 
-def show_timelines(cases: dict, envs: dict, work: Path) -> None:
-    for label in [k for k in cases if k.startswith("stackcheck") and "pip" not in k]:
-        for i in range(2):  # the first fills caches (bytecode, uv's)
-            target = str(work / f"timeline-{i}-{list(cases).index(label)}")
-            lines = timeline(cases[label](target), envs[label])
+def show_timelines(cases: dict, envs: dict, work: Path, runs: int) -> None:
+    """A timeline of the last of ``runs`` creates of each revision (after a warm-up; the
+    revisions interleaved), then the medians [min-max] of their time outside the install."""
+    labels = [k for k in cases if k.startswith("stackcheck") and "pip" not in k]
+    last: dict[str, list[str]] = {}
+    outside: dict[str, list[float]] = {label: [] for label in labels}
+    for i in range(-1, runs):
+        for n, label in enumerate(labels):
+            target = str(work / f"timeline-{i}-{n}")
+            last[label], own = timeline(cases[label](target), envs[label])
             shutil.rmtree(target)
+            if i >= 0:
+                outside[label].append(own)
+    for label in labels:
         print(f"{label}:")
-        print("\n".join(lines))
+        print("\n".join(last[label]))
+    for label in labels:
+        xs = sorted(outside[label])
+        print(f"  {label:<22} outside the install {1000 * xs[len(xs) // 2]:5.0f} ms "
+              f"[{1000 * xs[0]:.0f}-{1000 * xs[-1]:.0f}] ({len(xs)} runs)")  # fmt: skip
 
 
 def main() -> None:
@@ -188,7 +205,7 @@ def main() -> None:
             envs[old] = {**env, "PYTHONPATH": str(export_src(args.against, work / "against"))}
         if args.timeline:
             print(bench.load("at start"))
-            show_timelines(cases, envs, work)
+            show_timelines(cases, envs, work, args.runs)
             print(bench.load("at end"))
             return
         print(
