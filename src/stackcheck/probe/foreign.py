@@ -45,11 +45,13 @@ def gather_foreign(path: str, modules: tuple[str, ...] = ()) -> dict:
 
 
 # What a started interpreter runs (Python 3.8 compatible): without its site (-S) it reads and
-# compiles the probe, then waits for "go"; given it, it runs site as its start-up would have
-# and the probe as ``python interpreter.py MODULES`` does (sys.path and sys.argv as a script's),
-# so everything installed while it waited, .pth files included, is seen as a new one sees it.
+# compiles the probe and imports the standard modules it needs that take nothing from sys.path
+# or sys.prefix, then waits for "go"; given it, it runs site as its start-up would have and the
+# probe as ``python interpreter.py MODULES`` does (sys.path and sys.argv as a script's), so
+# everything installed while it waited, .pth files included, is seen as a new one sees it.
 _WAITING = """\
 import sys
+import hashlib, json, stat
 script = sys.argv[1]
 with open(script, "rb") as f:
     code = compile(f.read(), script, "exec")
