@@ -273,3 +273,13 @@ def test_snapshot_with_a_started_probe_equals_the_snapshot_of_a_probe_after_the_
     got.tool.captured_at = want.tool.captured_at
     assert msgspec.json.encode(got) == msgspec.json.encode(want)
     assert got.python.modules == {"tinymod": str(site / "tinymod" / "__init__.py")}
+
+
+def test_cancel_after_the_answer_signals_nothing(tmp_path, monkeypatch):
+    python, _ = _venv(tmp_path / "env")
+    started = start_foreign(python)
+    facts = started.facts()
+    assert facts["python"]["executable"] == python
+    monkeypatch.setattr(proc, "_kill_group", lambda p: pytest.fail("signalled a process that was waited for"))
+    started.cancel()
+    assert started.child.proc.returncode == 0

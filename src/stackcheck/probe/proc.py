@@ -151,8 +151,10 @@ class Started:
             pass
 
     def cancel(self) -> None:
-        """Kill the child (its process group) without giving it anything."""
-        _kill_group(self.proc)
+        """Kill the child (its process group) without giving it anything; nothing once it has
+        been waited for (its pid may be another process's by then)."""
+        if self.proc.returncode is None:
+            _kill_group(self.proc)
         for pipe in (self.proc.stdin, self.out.pipe, self.err.pipe):
             if pipe is not None:
                 try:

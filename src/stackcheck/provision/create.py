@@ -398,7 +398,12 @@ def _verify(lock: Lock, target: str, modules: tuple[str, ...] = (), started: Sta
     if started is not None:
         started.go()  # it probes while the sections that need none of its facts are collected
     facts = started.facts if started is not None else None
-    snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules, interpreter_facts=facts)
+    try:
+        snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules, interpreter_facts=facts)
+    except BaseException:
+        if started is not None:
+            started.cancel()  # a no-op once it has answered
+        raise
     found = drift(lock, installed_versions(snap))
     if found:
         raise Refused(f"{target}: the installed set differs from the lock: " + "; ".join(found.lines()))
