@@ -20,7 +20,13 @@ exit 3) when the machine was too busy; see _refenv.MAX_SPREAD. Bytecode is writt
 some shells set it, every run would compile stackcheck's sources again (~0.1 s here), which an
 installed stackcheck never does.
 
-Usage: python benchmarks/bench_env.py [--runs N] [--no-pip] [--against REV] [--force]
+With --timeline, instead: --runs creates (of this checkout, and of REV with --against,
+interleaved, after a warm-up), the last of each as a timeline in milliseconds from the moment
+the command was started: when each subprocess starts and ends, on which thread, and when the
+process is gone (what lies between is stackcheck's own Python); then the median time of each
+outside ``uv pip sync`` (the install, the same work as plain uv's, and most of the noise).
+
+Usage: python benchmarks/bench_env.py [--runs N] [--no-pip] [--against REV] [--force] [--timeline]
 """
 
 from __future__ import annotations
@@ -101,12 +107,87 @@ def commands(house: Path, registry: Path, reqs: Path) -> dict:
     }
 
 
+# Runs the CLI with every subprocess's start and end noted (time.time(), thread name), printed
+# as JSON at exit on the descriptor BENCH_TRACE_FD names (atexit: the command's own exit runs
+# those handlers too).
+_TRACED = """\
+import atexit, json, os, subprocess, sys, threading, time
+events = [(time.time(), "MainThread", "python running")]
+def note(what):
+    events.append((time.time(), threading.current_thread().name, what))
+def name(argv):
+    return " ".join(os.path.basename(str(a)) if i < 1 else str(a) for i, a in enumerate(argv[:3]))[:60]
+init, wait = subprocess.Popen.__init__, subprocess.Popen.wait
+def traced_init(self, argv, *a, **k):
+    note("start " + name(argv))
+    init(self, argv, *a, **k)
+def traced_wait(self, *a, **k):
+    code = wait(self, *a, **k)
+    note("end   " + name(self.args))
+    return code
+subprocess.Popen.__init__, subprocess.Popen.wait = traced_init, traced_wait
+out = int(os.environ.pop("BENCH_TRACE_FD"))
+atexit.register(lambda: os.write(out, json.dumps(events + [(time.time(), "MainThread", "atexit")]).encode()))
+sys.argv = ["stackcheck", *sys.argv[1:]]
+from stackcheck.cli import main
+main()
+"""
+
+
+def timeline(argv: list[str], env: dict[str, str]) -> tuple[list[str], float]:
+    """One run of ``argv`` (a stackcheck command line) traced: its "  ms  thread  event" lines
+    and the seconds it took outside ``uv pip sync`` (the install itself, the same work as
+    plain uv's)."""
+    read, write = os.pipe()
+    t0 = time.time()
+    done = subprocess.run(
+        [PY, "-c", _TRACED, *argv[1:]],
+        env={**env, "BENCH_TRACE_FD": str(write)},
+        pass_fds=(write,),
+        capture_output=True,
+        text=True,
+    )
+    gone = time.time()
+    os.close(write)
+    with os.fdopen(read) as fh:
+        events = json.loads(fh.read() or "[]")
+    if done.returncode != 0:
+        sys.exit(f"traced run failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    sync = [t for t, _, what in events if what.split()[1:4] == ["uv", "pip", "sync"]]
+    rows = [*events, (gone, "", "process gone")]
+    lines = [f"  {1000 * (t - t0):7.1f}  {thread[:18]:<18}  {what}" for t, thread, what in rows]
+    return lines, gone - t0 - (sync[-1] - sync[0] if len(sync) == 2 else 0.0)
+
+
+def show_timelines(cases: dict, envs: dict, work: Path, runs: int) -> None:
+    """A timeline of the last of ``runs`` creates of each revision (after a warm-up; the
+    revisions interleaved), then the medians [min-max] of their time outside the install."""
+    labels = [k for k in cases if k.startswith("stackcheck") and "pip" not in k]
+    last: dict[str, list[str]] = {}
+    outside: dict[str, list[float]] = {label: [] for label in labels}
+    for i in range(-1, runs):
+        for n, label in enumerate(labels):
+            target = str(work / f"timeline-{i}-{n}")
+            last[label], own = timeline(cases[label](target), envs[label])
+            shutil.rmtree(target)
+            if i >= 0:
+                outside[label].append(own)
+    for label in labels:
+        print(f"{label}:")
+        print("\n".join(last[label]))
+    for label in labels:
+        xs = sorted(outside[label])
+        print(f"  {label:<22} outside the install {1000 * xs[len(xs) // 2]:5.0f} ms "
+              f"[{1000 * xs[0]:.0f}-{1000 * xs[-1]:.0f}] ({len(xs)} runs)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     bench_arguments(parser)
     parser.add_argument("--runs", type=int, default=5, help="interleaved runs per command (default 5)")
     parser.add_argument("--no-pip", action="store_true", help="only the uv pair (pip's installs take ~20 s)")
     parser.add_argument("--against", metavar="REV", help="also time the uv create of REV's src/")
+    parser.add_argument("--timeline", action="store_true", help="a timeline of one create instead")
     args = parser.parse_args()
     bench = Bench(force=args.force)
     with tempfile.TemporaryDirectory(prefix="stackcheck-bench-env-") as tmp:
@@ -122,6 +203,11 @@ def main() -> None:
             old = f"stackcheck@{args.against[:12]}"
             cases = {old: cases["stackcheck (uv)"], **cases}  # the console script imports REV's src/
             envs[old] = {**env, "PYTHONPATH": str(export_src(args.against, work / "against"))}
+        if args.timeline:
+            print(bench.load("at start"))
+            show_timelines(cases, envs, work, args.runs)
+            print(bench.load("at end"))
+            return
         print(
             f"wheelhouse: {TORCH_WHEEL.name} + {len(TORCH_DEPS) + 1} tiny wheels; "
             f"{args.runs} interleaved runs"

@@ -16,6 +16,8 @@ from stackcheck.models.snapshot import SNAPSHOT_SCHEMA_VERSION, Snapshot
 from stackcheck.redaction import redact_snapshot
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stackcheck.sources import FactSource
 
 __all__ = [
@@ -139,10 +141,12 @@ def obtain(
     deep: bool = False,
     sections: tuple[str, ...] | None = None,
     modules: tuple[str, ...] = (),
+    interpreter_facts: dict | Callable[[], dict] | None = None,
 ) -> Snapshot:
     """The Snapshot of one source of facts (the live interpreter when ``source`` is None):
     a snapshot file validated, an importer's file parsed, an interpreter (or a kernel's)
-    probed; redacted either way. ``deep``, ``sections`` and ``modules`` shape a probe only."""
+    probed; redacted either way. ``deep``, ``sections``, ``modules`` and ``interpreter_facts``
+    (its python and packages sections, probed already) shape a probe only."""
     from stackcheck.sources import FactSource
 
     source = source or FactSource()
@@ -158,7 +162,14 @@ def obtain(
     from stackcheck.probe import gather
 
     command = f"--python {python_path}" if python_path else "live"
-    snap = gather(python_path, deep=deep, sections=sections, command=command, modules=modules)
+    snap = gather(
+        python_path,
+        deep=deep,
+        sections=sections,
+        command=command,
+        modules=modules,
+        interpreter_facts=interpreter_facts,
+    )
     # packages were redacted as they were read (probe/interpreter.py, cached or not): skipping
     # them here saves most of the walk on the path every command takes
     return redact_snapshot(snap, skip=("packages",))

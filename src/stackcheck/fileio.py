@@ -153,12 +153,19 @@ def cannot_write(path: str | os.PathLike, what: str, exc: OSError) -> InputError
 
 
 def atomic_write(
-    path: str | os.PathLike, data: bytes | str, *, exclusive: bool = False, shared: bool = False
+    path: str | os.PathLike,
+    data: bytes | str,
+    *,
+    exclusive: bool = False,
+    shared: bool = False,
+    durable: bool = True,
 ) -> Path:
     """Write ``data`` to ``path`` via a temporary file in the same directory, fsync, then
     rename. With ``exclusive`` the target must not exist (``FileExistsError`` otherwise), and
     the final step is a hard link, so a concurrent writer can never be overwritten. ``shared``:
-    readable by others as a plain new file would be (0666 less the umask; default 0600)."""
+    readable by others as a plain new file would be (0666 less the umask; default 0600).
+    ``durable=False`` skips the fsync (still never a partial file) for a file that is read at
+    once and worth nothing after a crash (an installer's input inside what it installs)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
@@ -174,7 +181,8 @@ def atomic_write(
                 os.fchmod(fh.fileno(), 0o666 & ~mask)
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if exclusive:
             os.link(tmp, target)  # atomic, fails if target exists
             os.unlink(tmp)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import zipfile
 from pathlib import Path
@@ -93,3 +94,40 @@ def torch_wheelhouse(wheelhouse, tmp_path_factory) -> Path:
     except OSError:
         os.symlink(TORCH_WHEEL, d / TORCH_WHEEL.name)
     return d
+
+
+PROFILES = [
+    {"id": "TINY-CPU", "extends": ["GUARD-NO-ENGINES"], "python": ">=3.10",
+     "requirements": ["jinja2", "tinyutil<2"]},
+    {"id": "TINY-BAD", "extends": ["GUARD-NO-ENGINES"], "python": ">=3.10",
+     "requirements": ["app", "jinja2"]},
+    {"id": "TINY-TORCH", "extends": ["BASE-CPU"], "requirements": ["torch==2.13.0", "tinyutil<2"]},
+]  # fmt: skip
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    """A registry of tiny profiles; uv on PATH; no pip configuration of this machine leaks in."""
+    path = tmp_path / "reg.json"
+    path.write_text(json.dumps({"schema_version": "1.0", "include_builtin": True, "profiles": PROFILES}))
+    monkeypatch.setenv("PATH", os.path.dirname(UV) + os.pathsep + os.environ["PATH"])
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "xdg"))  # not this machine's /etc/xdg/pip
+    for var in [v for v in os.environ if v.startswith("PIP_") and v != "PIP_CONFIG_FILE"]:
+        monkeypatch.delenv(var)
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
+    return str(path)
+
+
+def offline(house) -> list[str]:
+    return ["--no-index", "--find-links", str(house)]
+
+
+@pytest.fixture
+def tiny_lock(cli_main, registry, wheelhouse, tmp_path):
+    lock = tmp_path / "tiny.lock.json"
+    code, _, err = cli_main(
+        "env", "lock", "--registry", registry, "-p", "TINY-CPU", *offline(wheelhouse), "-o", str(lock)
+    )
+    assert code == 0, err
+    return lock

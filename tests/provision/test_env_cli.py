@@ -15,33 +15,7 @@ from stackcheck.environment import load_snapshot, obtain
 from stackcheck.provision.lock import installed_versions
 from stackcheck.sources import FactSource
 from tests.factories import SNAPSHOTS
-from tests.provision.conftest import UV
-
-PROFILES = [
-    {"id": "TINY-CPU", "extends": ["GUARD-NO-ENGINES"], "python": ">=3.10",
-     "requirements": ["jinja2", "tinyutil<2"]},
-    {"id": "TINY-BAD", "extends": ["GUARD-NO-ENGINES"], "python": ">=3.10",
-     "requirements": ["app", "jinja2"]},
-    {"id": "TINY-TORCH", "extends": ["BASE-CPU"], "requirements": ["torch==2.13.0", "tinyutil<2"]},
-]  # fmt: skip
-
-
-@pytest.fixture
-def registry(tmp_path, monkeypatch):
-    """A registry of tiny profiles; uv on PATH; no pip configuration of this machine leaks in."""
-    path = tmp_path / "reg.json"
-    path.write_text(json.dumps({"schema_version": "1.0", "include_builtin": True, "profiles": PROFILES}))
-    monkeypatch.setenv("PATH", os.path.dirname(UV) + os.pathsep + os.environ["PATH"])
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "xdg"))  # not this machine's /etc/xdg/pip
-    for var in [v for v in os.environ if v.startswith("PIP_") and v != "PIP_CONFIG_FILE"]:
-        monkeypatch.delenv(var)
-    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
-    return str(path)
-
-
-def offline(house) -> list[str]:
-    return ["--no-index", "--find-links", str(house)]
+from tests.provision.conftest import UV, offline
 
 
 def installed(env) -> dict[str, str]:
@@ -81,16 +55,6 @@ def test_round_trip_with_torch_create_lock_restore_diff(cli_main, registry, torc
         "removed": [{"name": "fsspec", "locked": "2025.10.0"}],
         "changed": [{"name": "tinyutil", "locked": "1.0", "installed": "2.0"}],
     }
-
-
-@pytest.fixture
-def tiny_lock(cli_main, registry, wheelhouse, tmp_path):
-    lock = tmp_path / "tiny.lock.json"
-    code, _, err = cli_main(
-        "env", "lock", "--registry", registry, "-p", "TINY-CPU", *offline(wheelhouse), "-o", str(lock)
-    )
-    assert code == 0, err
-    return lock
 
 
 def test_tampered_lock_is_refused_and_nothing_is_created(cli_main, tiny_lock, tmp_path):

@@ -66,8 +66,15 @@ def _shield_from_pythonpath() -> bool:
     return home not in {os.path.realpath(p) for p in entries}
 
 
+# True when main() runs as the stackcheck program itself (no argv given), not for a caller in
+# its own process (tests): a command may then leave the process without the interpreter's teardown.
+STANDALONE = False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one-line errors and exit 2 for bad input, never a traceback."""
+    global STANDALONE
+    STANDALONE = argv is None
     if argv is None and _shield_from_pythonpath():
         # A polluted PYTHONPATH (ROS's python3.10 site-packages) must not change the code
         # stackcheck itself runs. Restart with -E; os.environ keeps PYTHONPATH, so the

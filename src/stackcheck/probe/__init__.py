@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from stackcheck.models.snapshot import Snapshot
@@ -32,6 +33,10 @@ SECTIONS: dict[str, str] = {
 
 # Sections judged by preflight/doctor; the rest only matter to `snapshot` and the ledger.
 JUDGED = ("platform", "hosted", "accelerators", "torch", "kernels", "env", "toolchain")
+# Judged sections that never read the ProbeContext (the interpreter's facts): they can be
+# collected while those facts are still being probed (tests/provision/test_started_probe.py
+# holds each to it).
+NO_CONTEXT = frozenset({"platform", "hosted", "accelerators", "env", "toolchain"})
 
 SECTION_TIMEOUT_S = 10.0
 # Sections that read only the environment, os facts and small local files (the platform
@@ -82,18 +87,30 @@ def gather(
     sections: tuple[str, ...] | None = None,
     command: str = "live",
     modules: tuple[str, ...] = (),
+    interpreter_facts: dict | Callable[[], dict] | None = None,
 ) -> Snapshot:
     """Take a snapshot. ``sections`` limits the optional sections (python/packages/tool
-    are always present); sections not gathered stay ``absent`` with source ``not-probed``."""
+    are always present); sections not gathered stay ``absent`` with source ``not-probed``.
+    ``interpreter_facts``: the python and packages sections of ``python_path`` probed already
+    (e.g. by :func:`~stackcheck.probe.foreign.start_foreign`), used instead of a new probe; a
+    callable is called once the :data:`NO_CONTEXT` sections are collected (while it probes)."""
     import msgspec
 
     from stackcheck import __version__
     from stackcheck.models import snapshot as S
 
-    interp = interpreter_sections(python_path, modules)
     wanted = tuple(SECTIONS) if sections is None else sections
+    early: dict = {}
+    if callable(interpreter_facts):
+        free = tuple(n for n in wanted if n in NO_CONTEXT)
+        early = _collect_all(free, ProbeContext(python={}, packages={}, deep=deep))
+        interp = interpreter_facts()
+    elif interpreter_facts is not None:
+        interp = interpreter_facts
+    else:
+        interp = interpreter_sections(python_path, modules)
     ctx = ProbeContext(python=interp["python"], packages=interp["packages"], deep=deep)
-    collected = _collect_all(wanted, ctx)
+    collected = {**early, **_collect_all(tuple(n for n in wanted if n not in early), ctx)}
 
     snap = Snapshot(
         tool=S.ToolInfo(version=__version__, captured_at=_utc_now(), command=command),

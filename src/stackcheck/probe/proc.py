@@ -1,8 +1,9 @@
 """Bounded, sanitized child processes for probes.
 
-Every subprocess a probe starts goes through :func:`run`: a hard timeout, no stdin, and an
-environment without secrets or interpreter hooks (PYTHONSTARTUP, PYTHONINSPECT …) that could
-change what the child does. PYTHONPATH is kept on purpose: it is part of what we observe.
+Every subprocess a probe starts goes through :func:`run` (or :func:`start`): a hard timeout, no
+stdin (or one write to it), and an environment without secrets or interpreter hooks
+(PYTHONSTARTUP, PYTHONINSPECT …) that could change what the child does. PYTHONPATH is kept
+on purpose: it is part of what we observe.
 Bounded means: at most ``max_output`` bytes kept of each of stdout and stderr (the rest is
 read and dropped, so the child never blocks on a full pipe), and on a timeout the child's
 whole process group is killed, so grandchildren holding the pipes die with it.
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from stackcheck.redaction import looks_secret
@@ -101,13 +103,94 @@ def run(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     max_output: int = MAX_OUTPUT_BYTES,
+    on_start: Callable[[], None] | None = None,
 ) -> Completed:
-    """Run ``argv`` to completion or ``timeout``; see the module docstring for the bounds."""
+    """Run ``argv`` to completion or ``timeout``; see the module docstring for the bounds.
+    ``on_start`` is called once the child runs, before it is waited for."""
     deadline = time.monotonic() + timeout
+    child = _spawn(argv, subprocess.DEVNULL, env, cwd, max_output)
+    if isinstance(child, Completed):
+        return child
+    if on_start is not None:
+        on_start()
+    return child.wait(deadline, timeout)
+
+
+def start(
+    argv: list[str],
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    max_output: int = MAX_OUTPUT_BYTES,
+) -> Started | Completed:
+    """Start ``argv`` now with a pipe for its stdin, for :meth:`Started.finish` to feed later
+    (a child that gets ready while the caller waits on other work); the same bounds as
+    :func:`run`, the timeout counted from ``finish``. A :class:`Completed` when it cannot start."""
+    return _spawn(argv, subprocess.PIPE, env, cwd, max_output)
+
+
+class Started:
+    """A child process whose output is being read (at most ``max_output`` bytes kept)."""
+
+    def __init__(self, proc: subprocess.Popen, max_output: int):
+        self.proc = proc
+        self.out, self.err = _Capture(proc.stdout, max_output), _Capture(proc.stderr, max_output)
+
+    def finish(self, data: bytes, timeout: float) -> Completed:
+        """Give the child ``data`` on its stdin (then end of file); wait for it as :func:`run` does."""
+        deadline = time.monotonic() + timeout
+        self.give(data)
+        return self.wait(deadline, timeout)
+
+    def give(self, data: bytes) -> None:
+        """Write ``data`` to the child's stdin and close it (once; :meth:`wait` for its answer)."""
+        try:
+            if self.proc.stdin is not None and not self.proc.stdin.closed:
+                self.proc.stdin.write(data)
+                self.proc.stdin.close()
+        except OSError:  # it has exited already: what it said tells why
+            pass
+
+    def cancel(self) -> None:
+        """Kill the child (its process group) without giving it anything; nothing once it has
+        been waited for (its pid may be another process's by then)."""
+        if self.proc.returncode is None:
+            _kill_group(self.proc)
+        for pipe in (self.proc.stdin, self.out.pipe, self.err.pipe):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+
+    def wait(self, deadline: float, timeout: float) -> Completed:
+        proc, out, err = self.proc, self.out, self.err
+        timed_out = False
+        # The pipes close when the child exits (or later, when a grandchild holds them): a thread
+        # join wakes at once, where Popen.wait(timeout) polls with sleeps of up to 50 ms.
+        for capture in (out, err):
+            capture.join(max(0.0, deadline - time.monotonic()))
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        if timed_out or out.is_alive() or err.is_alive():
+            _kill_group(proc)
+            for capture in (out, err):
+                capture.join(1.0)
+        for capture in (out, err):
+            if not capture.is_alive():  # a reader still blocked (a setsid'd grandchild) keeps its pipe
+                capture.pipe.close()
+        truncated = bool(out.dropped or err.dropped)
+        if timed_out:
+            return Completed(None, out.text(), err.text(), f"timeout after {timeout:g} s", truncated)
+        return Completed(proc.returncode, out.text(), err.text(), None, truncated)
+
+
+def _spawn(argv, stdin, env, cwd, max_output: int) -> Started | Completed:
     try:
         proc = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=sanitized_env() if env is None else env,
@@ -118,24 +201,4 @@ def run(
         return Completed(None, "", "", f"not found: {argv[0]}")
     except OSError as exc:
         return Completed(None, "", "", f"cannot run {argv[0]}: {exc.strerror or exc}")
-    out, err = _Capture(proc.stdout, max_output), _Capture(proc.stderr, max_output)
-    timed_out = False
-    # The pipes close when the child exits (or later, when a grandchild holds them): a thread
-    # join wakes at once, where Popen.wait(timeout) polls with sleeps of up to 50 ms.
-    for capture in (out, err):
-        capture.join(max(0.0, deadline - time.monotonic()))
-    try:
-        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    if timed_out or out.is_alive() or err.is_alive():
-        _kill_group(proc)
-        for capture in (out, err):
-            capture.join(1.0)
-    for capture in (out, err):
-        if not capture.is_alive():  # a reader still blocked (a setsid'd grandchild) keeps its pipe
-            capture.pipe.close()
-    truncated = bool(out.dropped or err.dropped)
-    if timed_out:
-        return Completed(None, out.text(), err.text(), f"timeout after {timeout:g} s", truncated)
-    return Completed(proc.returncode, out.text(), err.text(), None, truncated)
+    return Started(proc, max_output)

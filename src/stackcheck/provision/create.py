@@ -10,7 +10,8 @@
 4. install exactly the hashed pins (``uv pip sync`` / ``pip install --no-deps --require-hashes``),
    the same step a restore runs from a lock;
 5. verify the installed set against the pins, register the kernel, run the preflight (what
-   those need is imported while the installer works, so it costs no time after it).
+   those need is imported, and the new environment's interpreter started for its probe,
+   while the installer works, so it costs no time after it).
 
 A failure at any step removes what this run created (nothing half-created is left behind).
 The files the steps read and write live in ``DIR/stackcheck/`` (the lock among them, so
@@ -22,7 +23,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,6 +39,7 @@ from stackcheck.provision.plan import Plan, Sources, env_paths
 
 if TYPE_CHECKING:
     from stackcheck.notebook.register import Registration
+    from stackcheck.probe.foreign import StartedProbe
 
 __all__ = ["Outcome", "check_target", "create", "find_python", "forbidden_chains", "lock_plan", "restore"]
 
@@ -77,8 +78,6 @@ def machine_facts() -> Snapshot:
 def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
     """(interpreter, "X.Y") for ``--python``: a path, ``X.Y`` (``pythonX.Y`` on PATH) or None
     (this interpreter); its version must satisfy the profile's ``python`` specifier."""
-    from stackcheck.notebook.interpreter import ask
-
     if want is None:
         exe = sys.executable  # this interpreter: its facts are at hand (no child process)
         full = ".".join(map(str, sys.version_info[:3]))
@@ -94,6 +93,8 @@ def find_python(want: str | None, spec: str | None) -> tuple[str, str]:
         if found is None:
             raise InputError(f"--python {want}: no python{want} on PATH (give the interpreter's path)")
         exe = found
+    from stackcheck.notebook.interpreter import ask
+
     facts = ask(exe)
     if not facts.ran or not facts.version:
         raise InputError(f"--python: {exe} is not a working interpreter ({facts.error or 'no version'})")
@@ -160,13 +161,15 @@ def _target(path: str, *, force: bool) -> Iterator[None]:
         raise
 
 
-def _run(argv: list[str], what: str, sources: Sources, *, progress: bool) -> str:
-    """Run one step; Refused with the installer's last error line when it fails."""
+def _run(argv: list[str], what: str, sources: Sources, *, progress: bool, on_start=None) -> str:
+    """Run one step (``on_start`` is called once it runs); Refused with the installer's last
+    error line when it fails."""
     from stackcheck.probe.proc import LARGE_OUTPUT_BYTES, run
     from stackcheck.progress import ticking
 
     with ticking(what, enabled=progress):
-        done = run(argv, timeout=STEP_TIMEOUT, env=child_env(sources), max_output=LARGE_OUTPUT_BYTES)
+        env = child_env(sources)
+        done = run(argv, timeout=STEP_TIMEOUT, env=env, max_output=LARGE_OUTPUT_BYTES, on_start=on_start)
     if not done.ok:
         lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
         detail = done.error or next(
@@ -226,8 +229,9 @@ def _write_inputs(folder: Path, plan: Plan) -> tuple[str, str]:
     reqs = folder / "requirements.in"
     cons = folder / "constraints.txt"
     pin = [plan.torch.constraint] if plan.torch.constraint else []
-    atomic_write(reqs, "".join(f"{r}\n" for r in plan.requirements))
-    atomic_write(cons, "".join(f"{c}\n" for c in [*plan.constraints, *pin]))
+    # read by the installer at once, and inside the environment a failure removes: no fsync
+    atomic_write(reqs, "".join(f"{r}\n" for r in plan.requirements), durable=False)
+    atomic_write(cons, "".join(f"{c}\n" for c in [*plan.constraints, *pin]), durable=False)
     return str(reqs), str(cons)
 
 
@@ -313,44 +317,93 @@ def _env_and_lock(plan: Plan, installer: Installer, path: str, folder: Path, out
     return made[0], lock
 
 
-def _preload() -> threading.Thread:
-    """Import what the verify and the preflight need, in a thread: started when the installer
-    starts, whose run this process only waits on, and joined before they run."""
+class _Preload(threading.Thread):
+    """Started once the installer runs (this process only waits on it) and joined after it:
+    starts the new environment's interpreter for the verify's probe (it waits until the
+    install is done: :func:`~stackcheck.probe.foreign.start_foreign`) and imports what the
+    verify and the preflight need."""
 
-    def load() -> None:
+    def __init__(self, target: str, modules: tuple[str, ...], lock: Lock, folder: Path):
+        super().__init__(name="stackcheck-preload", daemon=True)
+        self.target, self.modules, self.lock, self.folder = target, modules, lock, folder
+        self.probe: StartedProbe | None = None
+        self.error: OSError | None = None
+
+    def run(self) -> None:
+        try:
+            from stackcheck.probe.foreign import start_foreign
+
+            self.probe = start_foreign(self.target, self.modules)
+        except Exception:  # noqa: BLE001 - then the verify probes the interpreter the usual way
+            pass
+        from stackcheck.fileio import atomic_write
+
+        try:  # now rather than after the verify: a failure removes it with the environment
+            atomic_write(self.folder / "lock.json", self.lock.encode())
+        except OSError as exc:
+            self.error = exc
         try:
             import stackcheck.environment  # noqa: F401
             import stackcheck.judge  # noqa: F401
-            import stackcheck.probe.foreign  # noqa: F401
             from stackcheck.checks.registry import all_checks
 
             all_checks()
         except Exception:  # noqa: BLE001 - the caller imports them again and meets the error there
             pass
 
-    worker = threading.Thread(target=load, name="stackcheck-preload", daemon=True)
-    worker.start()
-    return worker
+
+def _install_and_verify(
+    lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress, modules=()
+) -> Snapshot:
+    """Install the pins and write the lock (DIR/stackcheck/lock.json), then the new
+    environment's snapshot, verified against the lock."""
+    preload = _Preload(target, modules, lock, folder)
+    try:
+        _install(lock, installer, target, folder, sources, outcome, progress, on_start=preload.start)
+    except BaseException:
+        if preload.ident is not None:
+            preload.join()
+        if preload.probe is not None:
+            preload.probe.cancel()
+        raise
+    preload.join()  # started: the install ran
+    if preload.error is not None:
+        if preload.probe is not None:
+            preload.probe.cancel()
+        from stackcheck.fileio import cannot_write
+
+        raise cannot_write(str(folder / "lock.json"), "lock", preload.error)
+    return _verify(lock, target, modules, preload.probe)
 
 
-def _install(lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress):
+def _install(
+    lock: Lock, installer: Installer, target: str, folder: Path, sources, outcome, progress, on_start=None
+):
     from stackcheck.fileio import atomic_write
 
     pins = folder / "requirements.lock.txt"
-    atomic_write(pins, lock.requirements())
+    atomic_write(pins, lock.requirements(), durable=False)  # as _write_inputs
     argv = installer.install_argv(target, str(pins), sources)
     outcome.steps.append(argv)
-    _run(argv, f"installing {len(lock.packages)} packages", sources, progress=progress)
+    _run(argv, f"installing {len(lock.packages)} packages", sources, progress=progress, on_start=on_start)
 
 
-def _verify(lock: Lock, target: str, modules: tuple[str, ...] = ()):
-    """The new environment's snapshot (what a preflight probes); Refused when its packages
-    drift from the lock."""
+def _verify(lock: Lock, target: str, modules: tuple[str, ...] = (), started: StartedProbe | None = None):
+    """The new environment's snapshot (what a preflight probes; its interpreter's facts from
+    ``started`` when it was started ahead); Refused when its packages drift from the lock."""
     from stackcheck.environment import obtain
     from stackcheck.probe import JUDGED
     from stackcheck.sources import FactSource
 
-    snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules)
+    if started is not None:
+        started.go()  # it probes while the sections that need none of its facts are collected
+    facts = started.facts if started is not None else None
+    try:
+        snap = obtain(FactSource("python", target), sections=JUDGED, modules=modules, interpreter_facts=facts)
+    except BaseException:
+        if started is not None:
+            started.cancel()  # a no-op once it has answered
+        raise
     found = drift(lock, installed_versions(snap))
     if found:
         raise Refused(f"{target}: the installed set differs from the lock: " + "; ".join(found.lines()))
@@ -377,13 +430,9 @@ def create(
         target, lock = _env_and_lock(plan, installer, path, folder, outcome, progress)
         outcome.python, outcome.lock = target, lock
         say(f"installing {len(lock.packages)} packages")
-        preload = _preload()
-        _install(lock, installer, target, folder, plan.sources.with_torch(plan.torch), outcome, progress)
-        preload.join()
-        snap = _verify(lock, target, tuple(plan.profile.required_modules))
-        from stackcheck.fileio import atomic_write
-
-        atomic_write(folder / "lock.json", lock.encode())
+        sources = plan.sources.with_torch(plan.torch)
+        modules = tuple(plan.profile.required_modules)
+        snap = _install_and_verify(lock, installer, target, folder, sources, outcome, progress, modules)
         if kernel:
             from stackcheck.notebook.register import register
 
@@ -421,6 +470,8 @@ def planned_steps(plan: Plan, path: str, installer: Installer, kernel: str | Non
 def lock_plan(plan: Plan, installer: Installer, *, progress: bool = False) -> Lock:
     """The lock of ``plan``: uv resolves for the base interpreter itself; pip in a throwaway
     environment of that interpreter."""
+    import tempfile
+
     outcome = Outcome(path="", python="")
     with tempfile.TemporaryDirectory(prefix="stackcheck-lock-") as tmp:
         if installer.name == "uv":  # no environment needed: uv resolves for the base interpreter
@@ -450,11 +501,7 @@ def restore(
     with _target(path, force=force):
         target = _new_env(installer, python, path, system, outcome, sources, progress)()
         outcome.python = target
-        _install(lock, installer, target, folder, sources, outcome, progress)
-        _verify(lock, target)
-        from stackcheck.fileio import atomic_write
-
-        atomic_write(folder / "lock.json", lock.encode())
+        _install_and_verify(lock, installer, target, folder, sources, outcome, progress)
     return outcome
 
 

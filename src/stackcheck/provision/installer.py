@@ -10,11 +10,9 @@ resolution is read back as :class:`~stackcheck.provision.lock.LockedPackage` row
 
 from __future__ import annotations
 
-import configparser
 import json
 import os
 import shutil
-import socket
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,6 +81,10 @@ def pip_config(environ=None, home: str | None = None) -> Sources:
     environ = os.environ if environ is None else environ
     found: dict = {}
     for file in _config_files(environ, Path(home or os.path.expanduser("~"))):
+        if not os.path.exists(file):  # most of pip's places hold none: no parser to import
+            continue
+        import configparser
+
         parser = configparser.RawConfigParser()
         try:
             with open(file, encoding="utf-8") as fh:
@@ -124,6 +126,8 @@ def merge_sources(
 
 
 def _connect(host: str, port: int, timeout: float) -> None:
+    import socket  # only for a source on the network
+
     with socket.create_connection((host, port), timeout=timeout):
         pass
 
