@@ -90,7 +90,7 @@ def splits_for(stream: BinaryIO, jobs: int | None) -> Split | None:
     """How to cut the regular file behind ``stream`` for ``jobs`` processes; None where one
     process reads it (one job, a pipe or a small file, no ``fork``, other threads running)."""
     jobs = resolve_jobs(jobs)
-    if jobs < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
+    if jobs < 2 or not hasattr(os, "fork") or _other_threads():
         return None
     try:
         fd = stream.fileno()
@@ -104,6 +104,12 @@ def splits_for(stream: BinaryIO, jobs: int | None) -> Split | None:
     jobs = min(jobs, size // MIN_RANGE_BYTES)
     cuts = plan(fd, start, size, jobs)
     return Split(fd, start, cuts) if cuts else None
+
+
+def _other_threads() -> bool:
+    """Does this process run other threads? (a fork copies only this one: a lock another
+    thread holds would never be released in the worker)"""
+    return threading.active_count() > 1
 
 
 def plan(fd: int, start: int, size: int, jobs: int) -> tuple[Cut, ...]:
