@@ -421,30 +421,54 @@ def test_the_jobs_setting_must_be_a_whole_number(tmp_path, monkeypatch):
 
 
 STACKCHECK = [sys.executable, "-m", "stackcheck"]
+# the CLI in a process that counts its forks (on stderr, after the CLI's own output)
+COUNTING_CLI = [
+    sys.executable,
+    "-c",
+    "import atexit, os, sys; n = []; fork = os.fork; "
+    "os.fork = lambda: (lambda pid: pid and n.append(pid) or pid)(fork()); "
+    "atexit.register(lambda: print('forks', len(n), file=sys.stderr)); "
+    "from stackcheck.cli import main; sys.argv[0] = 'stackcheck'; main()",
+]
 
 
-def peak_rss_of(cmd: list[str], env: dict[str, str]) -> tuple[bytes, int]:
-    """The output of ``cmd`` and the largest peak RSS (KiB) of it and the workers it forked."""
+def peak_rss_of(cmd: list[str], env: dict[str, str]) -> tuple[bytes, str, int]:
+    """The output and error output of ``cmd``, and the largest peak RSS (KiB) of it and the
+    workers it forked."""
     code = (
         "import resource, subprocess, sys; out = subprocess.run(sys.argv[1:], capture_output=True); "
-        "sys.stdout.buffer.write(out.stdout); "
+        "sys.stdout.buffer.write(out.stdout); sys.stderr.buffer.write(out.stderr); "
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code, *cmd], env=env, capture_output=True, timeout=300)
-    return done.stdout, int(done.stderr.decode().split()[-1])
+    *errors, rss = done.stderr.decode().split("\n")[:-1]
+    return done.stdout, "\n".join(errors), int(rss)
 
 
 def test_the_cli_with_workers_prints_what_one_process_prints_in_bounded_memory(tmp_path):
     path = big_log(tmp_path, 17)  # past PARALLEL_MIN_BYTES
     assert path.stat().st_size >= parallel.PARALLEL_MIN_BYTES
-    cmd = [*STACKCHECK, "triage", str(path), "--no-env", "--json"]
+    cmd = [*COUNTING_CLI, "triage", str(path), "--no-env", "--json"]
     env = {**os.environ, "STACKCHECK_TRIAGE_JOBS": "1"}
-    one, rss_one = peak_rss_of(cmd, env)
-    two, rss_two = peak_rss_of([*cmd, "--jobs", "2"], env)
-    assert json_of(two) == json_of(one) and json_of(one)["matches"][0]["rule_id"] == "KB102"
+    one, forks_one, rss_one = peak_rss_of(cmd, env)
+    two, forks_two, rss_two = peak_rss_of([*cmd, "--jobs", "2"], env)
+    three, forks_three, _ = peak_rss_of(cmd, {**env, "STACKCHECK_TRIAGE_JOBS": "3"})
+    assert (forks_one, forks_two, forks_three) == ("forks 0", "forks 1", "forks 2")
+    assert json_of(two) == json_of(three) == json_of(one) and json_of(one)["matches"][0]["rule_id"] == "KB102"
     assert rss_two < rss_one + 16 * 1024, (rss_one, rss_two)
     small = subprocess.run([*STACKCHECK, "triage", str(path), "--jobs", "0"], capture_output=True)
     assert small.returncode == 2 and b"--jobs" in small.stderr
+    piped = subprocess.run(
+        [*COUNTING_CLI, "triage", "-", "--no-env", "--json"],
+        input=path.read_bytes(),
+        capture_output=True,
+        env={**env, "STACKCHECK_TRIAGE_JOBS": "2"},
+        timeout=300,
+    )
+    assert (
+        piped.stderr.decode().splitlines()[-1] == "forks 0"
+        and json_of(piped.stdout)["lines_read"] == json_of(one)["lines_read"]
+    )
 
 
 def json_of(out: bytes):
