@@ -490,3 +490,19 @@ def test_in_process_workers_stay_bounded_in_memory(tmp_path, small_thresholds, m
         tracemalloc.stop()
     assert d["matches"][0]["rule_id"] == "KB102" and InProcess.started == [1, 2, 3]
     assert peak < 8 * 2**20, f"peak {peak / 2**20:.1f} MiB for a 6 MiB log over 4 ranges"
+
+
+def test_binary_input_is_refused_as_by_one_process_and_the_workers_are_ended(
+    tmp_path, small_thresholds, forks
+):
+    path = tmp_path / "model.bin"
+    path.write_bytes(b"\x00\x01binary\n" * 300_000)  # 3.3 MiB: cut into ranges, refused in the first
+    assert (
+        diagnosis(path, jobs=3)
+        == diagnosis(path, jobs=1)
+        == "ci.log: binary data, expected an error text, traceback or log"
+    )
+    assert len(forks) == 2
+    for pid in forks:  # ended and reaped: none is left
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
