@@ -8,20 +8,24 @@ traceback at the end; then times, interleaved (round-robin after one warm-up eac
 
   floor-grep    grep -c -E 'Error|error' LOG                   (C, no Python)
   floor-python  python -c "for line in open(LOG, 'rb'): pass"  (interpreter start + reading lines)
-  triage        stackcheck triage LOG --no-env --json          (whole command)
+  triage        stackcheck triage LOG --no-env --json          (whole command, default workers)
+  triage-1job   the same with --jobs 1                          (one process)
   baseline      the same with PYTHONPATH=--baseline SRC        (e.g. a `git archive` of main's src)
 
-and prints medians [min-max], MiB/s, the machine load before and after, and each command's peak
-RSS. The shared harness (benchmarks/_refenv.py) withholds ratios from a noisy run unless
---force. With --baseline, it also checks that both give the same JSON output.
+and prints medians [min-max], MiB/s, CPU seconds per GiB (user + system of the command and the
+workers it forked), the machine load before and after, each command's peak RSS (the largest of
+its processes), and the speed-up of the workers over one process. The shared harness
+(benchmarks/_refenv.py) withholds ratios from a noisy run unless --force. It also checks that
+every triage command gives the same JSON output.
 
-Usage: python benchmarks/triage_throughput.py [--mb 100] [--runs 3] [--baseline SRC] [--force]
+Usage: python benchmarks/triage_throughput.py [--mb 100] [--runs 3] [--jobs N] [--baseline SRC] [--force]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -91,6 +95,9 @@ def main() -> None:
         "--baseline", default=None, help="a src directory to time the same way, for comparison"
     )
     parser.add_argument("--log", default=None, help="use this log instead of building one")
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="workers of the triage command (default: its own)"
+    )
     bench_arguments(parser)
     args = parser.parse_args()
     bench = Bench(force=args.force)
@@ -101,10 +108,12 @@ def main() -> None:
             build_log(log, args.mb)
         size = log.stat().st_size / 2**20
         triage = [sys.executable, "-m", "stackcheck", "triage", str(log), "--no-env", "--json"]
+        jobs = [] if args.jobs is None else ["--jobs", str(args.jobs)]
         commands: dict[str, tuple[list[str], dict[str, str]]] = {
             "floor-grep": (["grep", "-c", "-E", "Error|error", str(log)], env),
             "floor-python": ([sys.executable, "-c", f"for line in open({str(log)!r}, 'rb'): pass"], env),
-            "triage": (triage, env),
+            "triage": ([*triage, *jobs], env),
+            "triage-1job": ([*triage, "--jobs", "1"], env),
         }
         if args.baseline:
             commands["baseline"] = (triage, {**env, "PYTHONPATH": str(Path(args.baseline).resolve())})
@@ -114,15 +123,21 @@ def main() -> None:
         print(f"log: {size:.0f} MiB (GitHub Actions + LogChunks Travis + Loghub, CUDA OOM at the end)")
         found = b'"rule_id": "KB102"' in outputs["triage"]
         print(f"  triage finds KB102 (the OOM): {found}")
-        if args.baseline:
-            print(f"  triage output identical to the baseline's: {outputs['triage'] == outputs['baseline']}")
+        same = all(
+            outputs[label] == outputs["triage"] for label in commands if label.startswith(("tri", "base"))
+        )
+        print(f"  every triage command gives the same output: {same}")
         print(bench.load("at start"))
         wall: dict[str, list[float]] = {label: [] for label in commands}
+        cpu: dict[str, list[float]] = {label: [] for label in commands}
         for _ in range(args.runs):
             for label, (cmd, cmd_env) in commands.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 subprocess.run(cmd, capture_output=True, env=cmd_env)
                 wall[label].append(time.perf_counter() - t0)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[label].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         print(bench.load("at end"))
         floor = statistics.median(wall["floor-python"])
         for label, samples in wall.items():
@@ -130,11 +145,16 @@ def main() -> None:
         for label, samples in wall.items():
             med = statistics.median(samples)
             ratio = bench.ratio(med / floor, label, "floor-python") or "  noisy"
-            rss = peak_rss(commands[label][0], commands[label][1]) if label in ("triage", "baseline") else 0
+            rss = peak_rss(*commands[label]) if label.startswith(("triage", "baseline")) else 0
+            per_gib = statistics.median(cpu[label]) / size * 1024
             print(
                 f"  {label:13s} {med:6.2f} s [{min(samples):.2f}-{max(samples):.2f}] {ratio} python floor"
-                f"  {size / med:7.1f} MiB/s" + (f"  peak RSS {rss / 1024:.0f} MiB" if rss else "")
+                f"  {size / med:7.1f} MiB/s  CPU {per_gib:5.2f} s/GiB"
+                + (f"  peak RSS {rss / 1024:.0f} MiB" if rss else "")
             )
+        speedup = statistics.median(wall["triage-1job"]) / statistics.median(wall["triage"])
+        shown = bench.ratio(speedup, "triage", "triage-1job") or "  noisy"
+        print(f"  workers' speed-up over one process (wall, medians): {shown}")
     bench.finish()
 
 

@@ -250,6 +250,13 @@ RAW_PIECES = [
     b"Traceback (most recent call last):",
     b"ValueError: x",
     b"ModuleNotFoundError: No module named 'flash_attn'",
+    # progress lines whose parts are blank only as str.strip sees them, or hold colour codes
+    # that a first removal joins, control bytes, a BOM and timestamps
+    b"\xc2\xa0\r\x1c\x1d\rdone\r\xe2\x80\xa8\xe3\x80\x80\r\x85",
+    b"ok\r\x1b\x1b[0m[31mred\r\x1f",
+    b"a\r\x07\r\x0b",
+    b"1\r\xef\xbb\xbf2024-01-02T03:04:05Z x\x01",
+    b"\xe2\x80\x83\r2024-01-02T03:04:05.5Z \xc3\xa9t\xc3\xa9\r \t",
 ]
 
 

@@ -32,9 +32,17 @@ empty or binary input.""",
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, metavar="N", help="Show only the N best matches."
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Worker processes for a large log file (default: STACKCHECK_TRIAGE_JOBS or the usable "
+    "CPUs, at most 4; 1: one process). Pipes and files under 16 MiB are read by one process.",
+)
 @rules_option
 @json_option
-def triage(file, source, no_env, top, as_json) -> None:
+def triage(file, source, no_env, top, jobs, as_json) -> None:
     """Diagnose an error text, traceback or whole CI log (streamed; large files are fine).
 
     Finds the failure regions, matches the signatures of the knowledge rules (RE2,
@@ -83,6 +91,7 @@ def triage(file, source, no_env, top, as_json) -> None:
                 snapshot=snapshot,
                 environment_source=env_source,
                 live_environment=live,
+                jobs=jobs,
             )
     finally:
         if stream is not sys.stdin.buffer:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import BinaryIO
@@ -30,7 +30,7 @@ from stackcheck.triage.evidence import belongs_to, read, traceback_environments
 from stackcheck.triage.model import Diagnosis, TriageMatch
 from stackcheck.triage.normalize import match_view
 from stackcheck.triage.ranking import environment_verdict, score, shifted_confidence
-from stackcheck.triage.reader import TextLines, iter_chunks
+from stackcheck.triage.reader import Chunk, TextLines, iter_chunks
 from stackcheck.triage.regions import FailureRegion, RegionExtractor, blocks, keyword_kinds
 from stackcheck.triage.signatures import Hit, Signature, SignatureIndex
 
@@ -97,7 +97,7 @@ def _line_of(region: FailureRegion, index: int) -> int:
 class _Scan:
     """State of one pass over the input."""
 
-    def __init__(self, index: SignatureIndex) -> None:
+    def __init__(self, index: SignatureIndex, *, whole: bool = True) -> None:
         self.index = index
         self.findings: dict[str, _RuleFinding] = {}
         self.regions = 0
@@ -105,11 +105,47 @@ class _Scan:
         self.last_traceback: FailureRegion | None = None
         self.collect_env: list[str] | None = None
         self.collect_env_line = 0
-        self.whole: list[str] | None = []  # all lines while the input is short
+        self.whole: list[str] | None = [] if whole else None  # all lines while the input is short
         self.whole_size = 0
         self.content = False
         self.lines_read = 0
         self.prefixes: set[str] = set()  # environments the input's traceback frames come from
+        self.prefix_steps: list[set[str]] | None = None  # where kept: each region's new prefixes
+
+    def later_range(self) -> _Scan:
+        """A scan of a later part of the same input (which is then not short)."""
+        return _Scan(self.index, whole=False)
+
+    def extractor(self) -> RegionExtractor:
+        """The region extractor of a scan: rule signatures open regions too."""
+        return RegionExtractor(also_trigger=self.index.occurs_in, trigger_offsets=self.index.match_starts)
+
+    def feed(self, chunks: Iterable[Chunk], extractor: RegionExtractor) -> None:
+        """Feed ``chunks`` through ``extractor``, taking every region that completes."""
+        for chunk in chunks:
+            if chunk.text is not None and self.quiet(chunk.text) and not self.index.occurs_in(chunk.text):
+                # no signature anywhere in it: one pass finds the lines that trigger a region, and
+                # only the lines around them are decoded
+                kinds, starts = keyword_kinds(chunk.text)
+                lines = TextLines(chunk.text, len(chunk.lines), starts)
+                self.lines_read = chunk.first + len(lines) - 1
+                for region in extractor.feed_kinds(chunk.first, lines, kinds):
+                    self.take(region)
+                continue
+            for first, block in blocks(chunk.lines, first=chunk.first):
+                self.read(first, block)
+                for region in extractor.feed_block(first, block):
+                    self.take(region)
+
+    def finding(self, rule: Rule) -> _RuleFinding:
+        """The finding of ``rule``, new where there was none."""
+        return self.findings.setdefault(rule.id, _RuleFinding(rule))
+
+    def collect_env_until(self) -> int:
+        """The last line a collect_env block under way still takes (0: none is)."""
+        if self.collect_env is None or len(self.collect_env) >= COLLECT_ENV_LINES:
+            return 0
+        return self.collect_env_line + COLLECT_ENV_LINES - 1
 
     def take(self, region: FailureRegion) -> None:
         self.regions += 1
@@ -117,10 +153,13 @@ class _Scan:
         if region.kind == "traceback":
             self.last_traceback = region
         if len(self.prefixes) < 8:
-            self.prefixes |= traceback_environments(region.text)
+            found = traceback_environments(region.text)
+            if self.prefix_steps is not None and not found <= self.prefixes:
+                self.prefix_steps.append(found)
+            self.prefixes |= found
         view = match_view(region.lines)
         for hit in self.index.search(view.text):
-            finding = self.findings.setdefault(hit.signature.rule.id, _RuleFinding(hit.signature.rule))
+            finding = self.finding(hit.signature.rule)
             finding.add(hit, _line_of(region, view.origin(hit.start)), region)
 
     def read(self, first: int, block: list[str]) -> None:
@@ -165,12 +204,15 @@ def triage_stream(
     environment_source: str | None = None,
     live_environment: Callable[[], Snapshot] | None = None,
     signatures: SignatureIndex | None = None,
+    jobs: int | None = None,
 ) -> Diagnosis:
     """Diagnose the error text in ``stream`` (bytes). ``snapshot`` is the environment to judge
     against (``environment_source`` says where it came from); ``live_environment`` is called
     only when no other environment is known and something matched. ``signatures``: the
     compiled signatures of ``rules`` (or of ``knowledge``'s rules), for a caller that triages
-    many texts with one rule list; those of the loaded knowledge base are compiled once."""
+    many texts with one rule list; those of the loaded knowledge base are compiled once.
+    ``jobs``: worker processes for a large regular file (see :mod:`stackcheck.triage.parallel`;
+    None: ``STACKCHECK_TRIAGE_JOBS`` or the usable CPUs, 1: one process)."""
     if signatures is None:
         if rules is not None:
             signatures = SignatureIndex(rules)
@@ -183,21 +225,14 @@ def triage_stream(
             signatures = loaded_signatures()
     index = signatures
     scan = _Scan(index)
-    extractor = RegionExtractor(also_trigger=index.occurs_in, trigger_offsets=index.match_starts)
-    for chunk in iter_chunks(stream, source):
-        if chunk.text is not None and scan.quiet(chunk.text) and not index.occurs_in(chunk.text):
-            # no signature anywhere in it: one pass finds the lines that trigger a region, and
-            # only the lines around them are decoded
-            kinds, starts = keyword_kinds(chunk.text)
-            lines = TextLines(chunk.text, len(chunk.lines), starts)
-            scan.lines_read = chunk.first + len(lines) - 1
-            for region in extractor.feed_kinds(chunk.first, lines, kinds):
-                scan.take(region)
-            continue
-        for first, block in blocks(chunk.lines, first=chunk.first):
-            scan.read(first, block)
-            for region in extractor.feed_block(first, block):
-                scan.take(region)
+    extractor = scan.extractor()
+    from stackcheck.triage import parallel
+
+    split = parallel.splits_for(stream, jobs)
+    if split is not None:  # a large regular file: its ranges scanned by worker processes
+        parallel.scan_ranges(split, source, scan, extractor)
+    else:
+        scan.feed(iter_chunks(stream, source), extractor)
     for region in extractor.finish():
         scan.take(region)
     if not scan.content:

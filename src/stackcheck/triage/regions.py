@@ -15,7 +15,7 @@ import re
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import accumulate, islice
 
@@ -157,6 +157,28 @@ class RegionExtractor:
         self._tb_prefix = ""
         self._tb_lines = 0
         self._blank_run = 0
+
+    def state(self) -> tuple:
+        """What decides the rest of the scan (a copy): the look-back lines while no region is
+        open, else the open region and where it stands (two extractors with equal states give the same
+        regions from here on, whatever they were fed before)."""
+        if self._open is None:
+            return (tuple(self._before),)
+        traceback = (self._tb_prefix, self._tb_lines) if self._in_traceback else None
+        region = replace(
+            self._open, head=list(self._open.head), tail=deque(self._open.tail, maxlen=REGION_TAIL)
+        )
+        return (tuple(self._before), region, self._budget, traceback, self._blank_run)
+
+    def set_state(self, state: tuple) -> None:
+        """Continue from ``state`` (what :meth:`state` gave, also in another process)."""
+        self._before = deque(state[0], maxlen=CONTEXT_BEFORE)
+        self._open, self._budget, self._in_traceback = None, 0, False
+        if len(state) > 1:
+            self._open, self._budget, traceback, self._blank_run = state[1:]
+            self._in_traceback = traceback is not None
+            if traceback is not None:
+                self._tb_prefix, self._tb_lines = traceback
 
     def _trigger(self, line: str) -> str | None:
         if TRACEBACK_START in line:
