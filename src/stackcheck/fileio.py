@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stackcheck.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path  # imported where used: a warm preflight reads STDIN, never loads pathlib
 
 T = TypeVar("T")
 
@@ -21,6 +23,29 @@ _BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
 
 
 STDIN = "-"  # a path that means standard input, wherever a command reads a file
+
+
+def nearest_above(relative: str, cwd: str | os.PathLike | None, test) -> str | None:
+    """``relative`` below the nearest directory at or above ``cwd`` (default: the working
+    directory; symlinks resolved) where ``test(path)`` holds, e.g. ``os.path.isfile``; else None."""
+    folder = os.path.realpath(cwd or os.getcwd())
+    while True:
+        candidate = os.path.join(folder, relative)
+        if test(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def json_files(directory: str | os.PathLike) -> list[str]:
+    """The ``*.json`` entries of ``directory`` (what ``Path.glob("*.json")`` finds, dot files
+    too), sorted; none when it cannot be listed."""
+    try:
+        return sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return []
 
 
 def source_name(path: str | os.PathLike) -> str:
@@ -144,6 +169,8 @@ def load_json_any(path: str | os.PathLike, what: str) -> Any:
 def cannot_write(path: str | os.PathLike, what: str, exc: OSError) -> InputError:
     """The one-line error for a failed write of ``path``: a file standing where a directory
     of the path should be is named (the OS says only "File exists" / "Not a directory")."""
+    from pathlib import Path
+
     for parent in Path(path).parents:
         if parent.exists():
             if not parent.is_dir():
@@ -166,6 +193,8 @@ def atomic_write(
     readable by others as a plain new file would be (0666 less the umask; default 0600).
     ``durable=False`` skips the fsync (still never a partial file) for a file that is read at
     once and worth nothing after a crash (an installer's input inside what it installs)."""
+    from pathlib import Path
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
@@ -200,6 +229,8 @@ def atomic_write(
 def require_creatable_dir(path: str | os.PathLike, what: str) -> None:
     """``InputError`` unless ``path`` is a directory or can be made one: neither it nor a
     directory above it is a file (``mkdir`` would fail with FileExistsError / NotADirectoryError)."""
+    from pathlib import Path
+
     given = Path(path)
     for candidate in (given, *given.parents):
         if not os.path.lexists(candidate):

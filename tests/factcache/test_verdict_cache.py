@@ -29,7 +29,7 @@ launch.time = types.SimpleNamespace(time_ns=lambda: 1_700_000_000_000_000_000)
 if os.environ.get("TEST_STACKCHECK_VERSION"):
     stackcheck.__version__ = os.environ["TEST_STACKCHECK_VERSION"]
 WATCH = ("stackcheck.judge", "stackcheck.checks.registry", "stackcheck.catalog.registry",
-         "stackcheck.knowledge.loader", "packaging")
+         "stackcheck.knowledge.loader", "packaging", *os.environ.get("TEST_WATCH", "").split())
 atexit.register(lambda: sys.stderr.write(
     "loaded:" + "".join(" " + m for m in WATCH if m in sys.modules) + "\\n"))
 from stackcheck.cli import main
@@ -113,6 +113,16 @@ def test_a_hit_prints_what_judging_prints(box, args):
         == (reference.stdout, reference.returncode)
     )
     assert len(entries(box[1])) == 1
+
+
+@pytest.mark.parametrize("args", [("preflight", "--profile", "BASE-CPU"), ("doctor", "--json")])
+def test_a_hit_loads_no_openssl_pathlib_or_dataclasses(box, args):
+    """What a hit needs no longer imports hashlib (OpenSSL's libcrypto), pathlib (with urllib and
+    ipaddress) or dataclasses (with the source-of-facts table): ≈ 6 ms of a warm preflight."""
+    heavy = "_hashlib hashlib pathlib dataclasses stackcheck.sources"
+    miss = cli(box, *args, TEST_WATCH=heavy)
+    assert judged(miss) and "pathlib" in loaded(miss)  # judging loads them (the watch works)
+    assert loaded(cli(box, *args, TEST_WATCH=heavy)) == HIT
 
 
 def test_a_hit_carries_this_runs_capture_time_and_snapshot_digest(box):

@@ -209,40 +209,31 @@ class VerdictCache:
 def _inputs(profile_id: str | None, registry: str | None) -> list | None:
     """The knowledge base and (for a profile) the registry as they are on disk: directory,
     paths and the stat of every file they are read from; None when one is too recent or
-    missing (the loaders then say what is wrong) or the registry is read from stdin."""
-    from pathlib import Path
+    missing (the loaders then say what is wrong) or the registry is read from stdin. In
+    ``str``s, without pathlib (≈ 2.5 ms of a warm run with urllib.parse and ipaddress)."""
+    from stackcheck.fileio import STDIN, json_files
+    from stackcheck.knowledge.paths import data_dir_name, extra_rule_names
 
-    from stackcheck.knowledge import knowledge_key
-
-    directory, extra = knowledge_key()
-    files = [*_json_files(directory), *_json_files(directory / "rules")]
-    for path, _, _ in extra:
-        files += _json_files(path) if os.path.isdir(path) else [str(path)]
+    directory, extra = data_dir_name(), extra_rule_names()
+    files = [*json_files(directory), *json_files(os.path.join(directory, "rules"))]
+    for path in extra:
+        files += json_files(path) if os.path.isdir(path) else [path]
     stamps = factcache.file_stamps(files)
     if stamps is None:
         return None
-    knowledge = [str(directory.resolve()), [str(p) for p, _, _ in extra], stamps]
+    knowledge = [os.path.realpath(directory), list(extra), stamps]
     if profile_id is None:
         return [knowledge, None]
-    from stackcheck.catalog.paths import builtin_files, find_registry
-    from stackcheck.fileio import STDIN
+    from stackcheck.catalog.paths import builtin_names, find_registry_name
 
-    found = Path(registry) if registry else find_registry()
-    if found is not None and str(found) == STDIN:
+    found = os.fspath(registry) if registry else find_registry_name()
+    if found is not None and os.path.normpath(found) == STDIN:  # the loader's Path("./-") is "-" too
         return None
-    stamps = factcache.file_stamps([*builtin_files(), *([found] if found is not None else [])])
+    stamps = factcache.file_stamps([*builtin_names(), *([found] if found is not None else [])])
     if stamps is None:
         return None
-    given = [str(found), str(found.resolve())] if found is not None else [None, None]
+    given = [found, os.path.realpath(found)] if found is not None else [None, None]
     return [knowledge, [*given, stamps]]
-
-
-def _json_files(directory: os.PathLike) -> list[str]:
-    """The ``*.json`` files of ``directory`` (what the loaders glob, dot files too), sorted."""
-    try:
-        return sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".json"))
-    except OSError:
-        return []  # the loader says what is missing; a report it could not make is not kept
 
 
 def _content_digest(snapshot: Snapshot) -> str:

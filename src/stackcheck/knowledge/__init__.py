@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path  # imported where used: a warm preflight reads knowledge.paths only
+
     from stackcheck.knowledge.base import Knowledge
 
 __all__ = ["load_knowledge", "knowledge_key", "use_rule_files", "Knowledge"]
@@ -38,6 +39,8 @@ def knowledge_key(
     """What :func:`load_knowledge` caches a knowledge base by: its directory and its extra rule
     files as they are on disk (what was compiled from one, e.g. triage's signatures, is
     cached by the same key)."""
+    from pathlib import Path
+
     from stackcheck.knowledge.paths import data_dir as default_dir
     from stackcheck.knowledge.paths import extra_rule_paths
 

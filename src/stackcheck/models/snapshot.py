@@ -319,6 +319,20 @@ _NAMES_KEPT = 1 << 16
 
 def snapshot_digest(snapshot: Snapshot) -> str:
     """sha256 of the canonical JSON (sorted keys) of a snapshot."""
-    import hashlib
+    return "sha256:" + _sha256(msgspec.json.encode(snapshot, order="sorted")).hexdigest()
 
-    return "sha256:" + hashlib.sha256(msgspec.json.encode(snapshot, order="sorted")).hexdigest()
+
+def _sha256(data: bytes):
+    """hashlib.sha256(data) from CPython's own implementation where it has one (``_sha2`` from
+    3.12, ``_sha256`` before): importing hashlib loads OpenSSL's libcrypto, ≈ 2 ms of a warm
+    preflight, which prints this digest."""
+    import sys
+
+    try:
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256
+        else:
+            from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # a build without them
+        from hashlib import sha256
+    return sha256(data)
