@@ -651,9 +651,11 @@ def _normalize(name):
     return "".join(out)
 
 
-def locate_module(name, path_entries=None):
+def locate_module(name, path_entries=None, listings=None):
     """Where ``import name`` would load from, found on disk without importing anything
-    (``importlib.util.find_spec`` would import the parents of a dotted name). "" = not found."""
+    (``importlib.util.find_spec`` would import the parents of a dotted name). "" = not found.
+    ``listings``: a dict that keeps each directory's listing for the next call (several modules
+    looked up at once list the same sys.path directories: the stdlib's, lib-dynload)."""
     if name in sys.builtin_module_names:
         return "built-in"
     parts = name.split(".")
@@ -666,12 +668,17 @@ def locate_module(name, path_entries=None):
             return init if os.path.exists(init) else pkg
         if os.path.isfile(pkg + ".py"):
             return pkg + ".py"
-        try:
-            for n in os.listdir(base):
-                if n.startswith(leaf + ".") and n.endswith((".so", ".pyd")):
-                    return os.path.join(base, n)
-        except OSError:
-            continue
+        names = listings.get(base) if listings is not None else None
+        if names is None:
+            try:
+                names = os.listdir(base)
+            except OSError:
+                names = []
+            if listings is not None:
+                listings[base] = names
+        for n in names:
+            if n.startswith(leaf + ".") and n.endswith((".so", ".pyd")):
+                return os.path.join(base, n)
     return ""
 
 
@@ -681,7 +688,8 @@ def gather(modules=()):
     python = python_facts()
     if modules:
         _step("sys.path for modules " + ", ".join(modules))
-    python["modules"] = dict((m, locate_module(m)) for m in modules)
+    listings = {}
+    python["modules"] = dict((m, locate_module(m, listings=listings)) for m in modules)
     return {"python": python, "packages": packages_facts()}
 
 
