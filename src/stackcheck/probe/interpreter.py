@@ -92,12 +92,28 @@ def _read_headers(path):
         truncated = end < 0 and len(data) >= HEADER_LIMIT and bool(fh.read(1))
     if truncated:
         data = data[: data.rfind(b"\n") + 1]  # a header cut in the middle would lie
-    head = (data if end < 0 else data[:end]).decode("utf-8", "replace")
-    found = {"requires-dist": [], "provides-extra": []}
+    found = _parse_headers((data if end < 0 else data[:end]).decode("utf-8", "replace"))
     if truncated:
         found["truncated"] = True
+    return found
+
+
+# First characters of a line that can start none of _HEADERS: printable ASCII that
+# ``str.strip`` keeps and that lower-cases to no initial of theirs. Such a line (Classifier,
+# Author, License … most of a header block) only ends the header before it.
+_NO_HEADER_START = frozenset(chr(c) for c in range(0x21, 0x7F)) - frozenset("nNvVrRpP")
+
+
+def _parse_headers(head, skip=_NO_HEADER_START):
+    """The :data:`_HEADERS` of a header block. ``skip``: first characters of lines that cannot
+    hold one of them (an empty set: every line is split and looked at, the same answer)."""
+    found = {"requires-dist": [], "provides-extra": []}
     key = None
     for line in head.splitlines():
+        if line[:1] in skip:
+            if ":" in line:
+                key = None
+            continue
         if line[:1] in (" ", "\t"):  # continuation of a folded header
             if key in ("name", "version", "requires-python") and key in found:
                 found[key] += " " + line.strip()
