@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
-from dataclasses import dataclass
 from functools import lru_cache
 
 import msgspec
@@ -36,8 +35,7 @@ class Edge(msgspec.Struct, frozen=True, array_like=True):
     via_extra: str | None  # the extra of ``source`` that brings this edge, None for a base requirement
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     """A broken requirement, worded as ``pip check`` words it."""
 
     package: str  # requirer, as its METADATA spells it
