@@ -1,12 +1,15 @@
 """The METADATA header reader's shortcut (lines that cannot hold a wanted header are passed
-over unsplit) gives exactly what looking at every line gives."""
+over unsplit) gives exactly what looking at every line gives; files read with ``os.read``
+come back whole, or cut at the limit, and a FIFO or directory is refused."""
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +78,30 @@ def test_every_installed_distribution(monkeypatch):
     )
     assert fast == [interpreter._read_headers(str(p)) for p in paths]
     assert sum(len(found["requires-dist"]) for found in fast) > 50
+
+
+@pytest.mark.parametrize("size", [0, 1, 8191, 8192, 8193, 70_000, 200_000])
+def test_files_are_read_whole_or_up_to_the_limit(tmp_path, size):
+    path = tmp_path / "RECORD"
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    path.write_bytes(data)
+    assert interpreter._read_file(str(path)) == data
+    assert interpreter._read_file(str(path), 4096) == data[:4096]
+    assert interpreter._read_file(str(path), size + 1) == data
+    head = b"Name: p\nVersion: 1\n\n" + data
+    path.write_bytes(head)
+    assert interpreter._read_headers(str(path)) == {
+        "name": "p",
+        "version": "1",
+        "requires-dist": [],
+        "provides-extra": [],
+    }
+
+
+def test_a_fifo_or_a_directory_is_an_os_error(tmp_path):
+    os.mkfifo(tmp_path / "METADATA")
+    for path in (tmp_path / "METADATA", tmp_path):
+        with pytest.raises(OSError):
+            interpreter._read_file(str(path))
+        with pytest.raises(OSError):
+            interpreter._read_headers(str(path))
