@@ -3,7 +3,8 @@
 Exports ``src/`` of REV (``git archive``) to a temporary directory and runs the same commands
 from it and from this checkout, in the reference venv of benchmarks/_refenv.py, interleaved
 round-robin so a shared machine's noise hits both alike. Each side gets its own metadata cache
-(warm after the first run, as on a user's machine). Prints medians [min-max] of process wall
+(warm after the first run, as on a user's machine); "preflight, cold" runs with
+STACKCHECK_NO_CACHE=1 (no metadata, graph or verdict cache). Prints medians [min-max] of process wall
 and CPU time, the load, and the after/before ratio of each command (withheld when the run
 was too noisy, see _refenv.Bench).
 
@@ -75,6 +76,7 @@ def main() -> None:
     sides = {"before": export_src(args.rev, work / "before"), "after": ROOT / "src"}
     work_commands = {
         "preflight": ("preflight", "--profile", args.profile),
+        "preflight, cold": ("preflight", "--profile", args.profile),  # STACKCHECK_NO_CACHE=1
         "doctor": ("doctor",),
         "snapshot --json": ("snapshot", "--json"),
         "deps conflicts": ("deps", "conflicts"),
@@ -91,7 +93,8 @@ def main() -> None:
     for side, src in sides.items():
         env = {"STACKCHECK_CACHE_DIR": str(work / f"cache-{side}")}
         for label, argv in work_commands.items():
-            commands[f"{side}: {label}"] = (stackcheck_from(python, src, *argv), env)
+            cold = {"STACKCHECK_NO_CACHE": "1"} if label.endswith(", cold") else {}
+            commands[f"{side}: {label}"] = (stackcheck_from(python, src, *argv), {**env, **cold})
     print(
         f"reference venv: {python} ({distribution_count(python)} distributions); before = {args.rev}, "
         f"after = this checkout; {args.runs} interleaved runs, medians [min-max]"

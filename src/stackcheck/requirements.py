@@ -12,9 +12,10 @@ A pure function of a Snapshot, below the knowledge base and the dependency graph
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from stackcheck.models.snapshot import Distribution, Snapshot, normalize_name
 
@@ -90,8 +91,7 @@ def parse_requirement(text: str) -> Requirement | None:
     return req
 
 
-@dataclass(frozen=True)
-class RequirementStatus:
+class RequirementStatus(msgspec.Struct, frozen=True):
     """How one requirement fares in an environment."""
 
     requirement: str

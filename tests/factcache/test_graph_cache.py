@@ -71,6 +71,26 @@ def test_the_cache_is_used_while_the_key_holds(cache):
     assert DepGraph(env_snapshot()).problems() == [], "without cache=True the file is never read"
 
 
+@pytest.mark.parametrize("path", sorted(SNAPSHOTS.glob("*.json")), ids=lambda p: p.stem)
+def test_without_a_cache_directory_no_key_is_derived_and_the_graph_is_the_built_one(path, cache, monkeypatch):
+    from stackcheck.environment import load_snapshot
+
+    snap = load_snapshot(str(path))
+    built = DepGraph(snap)
+    monkeypatch.setenv("STACKCHECK_NO_CACHE", "1")
+
+    def no_key(snapshot):
+        raise AssertionError("a graph key derived with no cache directory")
+
+    monkeypatch.setattr(G, "graph_key", no_key)
+    off = DepGraph(snap, cache=True)
+    assert not off.from_cache and facts(off) == facts(built)
+    assert {e.requirement: off.spec(e.requirement) for es in off.edges.values() for e in es} == {
+        e.requirement: built.spec(e.requirement) for es in built.edges.values() for e in es
+    }
+    assert not cache.exists(), "nothing is kept"
+
+
 def test_another_stackcheck_version_derives_again(cache, monkeypatch):
     DepGraph(env_snapshot(), cache=True)
     poisoned(cache)

@@ -6,7 +6,6 @@ else the built-in catalog. A user registry sits on top of the built-in catalog u
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -29,8 +28,7 @@ __all__ = [
 BUILTIN = "built-in"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True):
     profile: Profile  # as written (unresolved)
     file: str
     index: int  # position in the file's "profiles" array

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -67,15 +66,14 @@ def skipped(reason: str, **kw: Any) -> Outcome:
 CheckFn = Callable[[Context], Iterable[Outcome]]
 
 
-@dataclass(frozen=True)
-class CheckSpec:
+class CheckSpec(msgspec.Struct, frozen=True):
     id: str
     title: str
     explain: str  # what it looks at, why it matters, how to fix: shown by `stackcheck explain`
     run: CheckFn
     commands: frozenset[str] = frozenset({PREFLIGHT})
     needs_profile: bool = False  # skipped (silently) when no profile is given
-    sources: tuple[str, ...] = field(default=())
+    sources: tuple[str, ...] = ()
     verdict: Verdict | None = None  # the verdict of every finding, for a rule whose verdict is fixed
     expected: str = ""  # what a good environment has, for a rule that states it once
 

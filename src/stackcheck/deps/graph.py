@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
-from dataclasses import dataclass
 from functools import lru_cache
 
 import msgspec
@@ -36,8 +35,7 @@ class Edge(msgspec.Struct, frozen=True, array_like=True):
     via_extra: str | None  # the extra of ``source`` that brings this edge, None for a base requirement
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     """A broken requirement, worded as ``pip check`` words it."""
 
     package: str  # requirer, as its METADATA spells it
@@ -86,11 +84,13 @@ class DepGraph:
         self._marker_cache: dict[tuple[str, str], bool] = {}
         self._specs: dict[str, str] = {}  # requirement text → its shown specifier (cached facts)
         self._shown: dict[str, str] = {}  # requirement text → pip's wording of it (cached facts)
-        self.from_cache = cache and self._load(snapshot)  # the edges were read, not derived
+        # no cache directory (STACKCHECK_NO_CACHE, --no-cache): no key to derive, nothing to keep
+        root = cache_root() if cache else None
+        self.from_cache = root is not None and self._load(root, snapshot)  # read, not derived
         if not self.from_cache:
             self._build()
-            if cache:
-                self._store(snapshot)
+            if root is not None:
+                self._store(root, snapshot)
         self.requirers: dict[str, list[Edge]] = {}
         for edges in self.edges.values():
             for e in edges:
@@ -147,12 +147,12 @@ class DepGraph:
             yield Edge(key, target, text, state, installed, via), set(req.extras)
 
     # ----- the fact cache -----
-    def _load(self, snapshot: Snapshot) -> bool:
+    def _load(self, root: str, snapshot: Snapshot) -> bool:
         """The edges, extras and invalid requirements from the fact cache; False (nothing
         changed) when there are none for this key or they are not what a build writes."""
         from stackcheck import factcache
 
-        facts = factcache.load(cache_root(), _cache_name(snapshot), graph_key(snapshot), _GraphFacts)
+        facts = factcache.load(root, _cache_name(snapshot), graph_key(snapshot), _GraphFacts)
         if facts is None or list(facts.edges) != list(self.nodes) or not set(self.nodes) <= set(facts.extras):
             return False
         for key, edges in facts.edges.items():
@@ -164,7 +164,7 @@ class DepGraph:
         self.extras = {key: set(facts.extras[key]) for key in self.nodes}
         return True
 
-    def _store(self, snapshot: Snapshot) -> None:
+    def _store(self, root: str, snapshot: Snapshot) -> None:
         from stackcheck import factcache
 
         facts = _GraphFacts(
@@ -179,7 +179,7 @@ class DepGraph:
                 if e.state == "mismatch"
             },
         )
-        factcache.store(cache_root(), _cache_name(snapshot), graph_key(snapshot), msgspec.to_builtins(facts))
+        factcache.store(root, _cache_name(snapshot), graph_key(snapshot), msgspec.to_builtins(facts))
 
     def spec(self, requirement: str) -> str:
         """How ``deps tree`` shows a requirement: ``[extras] specifier`` or ``any``."""

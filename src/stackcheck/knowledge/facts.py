@@ -8,7 +8,8 @@ torch absent / not a CUDA build; an unknown one: the snapshot or the tables cann
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from stackcheck.knowledge.archs import covers
 from stackcheck.knowledge.base import DriverRequirement, Knowledge, cuda_minor, version
@@ -17,8 +18,7 @@ from stackcheck.models.snapshot import Snapshot
 from stackcheck.requirements import DistIndex
 
 
-@dataclass(frozen=True)
-class TorchBuild:
+class TorchBuild(msgspec.Struct, frozen=True):
     version: str  # "2.6.0+cu124"
     cuda: str | None  # "12.4"; None for CPU / ROCm builds
     known: bool  # False when the build could not be determined
@@ -107,8 +107,7 @@ def cuda_torch(snap: Snapshot, kb: Knowledge, index: DistIndex) -> TorchBuild | 
     return build
 
 
-@dataclass(frozen=True)
-class DriverFit:
+class DriverFit(msgspec.Struct, frozen=True):
     """How the driver relates to what torch's CUDA runtime needs. ``driver`` is empty when only
     the highest CUDA the driver supports is known (``driver_cuda``, e.g. from nvidia-smi's
     header or torch's "found version 11040" warning in a pasted report)."""

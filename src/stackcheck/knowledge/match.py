@@ -8,9 +8,9 @@ below all three, so none of them imports another to reach it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 
+import msgspec
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from stackcheck import versions
@@ -20,16 +20,15 @@ from stackcheck.versions import parse_version
 __all__ = ["ScopeMatch", "in_spec", "no_nvidia_driver", "spec"]
 
 
-@dataclass(frozen=True)
-class ScopeMatch:
+class ScopeMatch(msgspec.Struct, frozen=True):
     matches: bool
     applicable: bool
-    evidence: list[str] = field(default_factory=list)  # facts that held, human-readable
-    missing: list[str] = field(default_factory=list)  # facts that could not be judged (or why it failed)
-    expected: list[str] = field(default_factory=list)  # what a good environment has instead
-    suggest: list[str] = field(default_factory=list)  # requirements whose install fixes it
+    evidence: list[str] = []  # facts that held, human-readable
+    missing: list[str] = []  # facts that could not be judged (or why it failed)
+    expected: list[str] = []  # what a good environment has instead
+    suggest: list[str] = []  # requirements whose install fixes it
     # why a held match rests on a fact no primary source confirmed: such a match warns, never blocks
-    unverified: list[str] = field(default_factory=list)
+    unverified: list[str] = []
 
     @property
     def reason(self) -> str:

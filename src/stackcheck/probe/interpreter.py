@@ -32,25 +32,26 @@ def _step(what):
 
 
 def _open_file(path):
-    """(unbuffered file, size) of a regular file, opened so that it never blocks: a FIFO or
-    device named METADATA or RECORD is an OSError, like a missing file."""
+    """(descriptor, size) of a regular file, opened so that it never blocks: a FIFO or device
+    named METADATA or RECORD is an OSError, like a missing file. Read with ``os.read``: a file
+    object around it costs more than the read of a small file (two more ``fstat`` calls)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError("not a regular file: %s" % path)
-        return open(fd, "rb", buffering=0), st.st_size
     except BaseException:
         os.close(fd)
         raise
+    return fd, st.st_size
 
 
-def _read_upto(fh, limit, data=b""):
-    """``data`` plus what follows in ``fh``, up to ``limit`` bytes in all (short reads retried)."""
+def _read_upto(fd, limit, data=b""):
+    """``data`` plus what follows in ``fd``, up to ``limit`` bytes in all (short reads retried)."""
     chunks = [data]
     size = len(data)
     while size < limit:
-        more = fh.read(limit - size)
+        more = os.read(fd, limit - size)
         if not more:
             break
         chunks.append(more)
@@ -61,11 +62,20 @@ def _read_upto(fh, limit, data=b""):
 def _read_file(path, limit=None):
     """The bytes of a regular file, at most ``limit`` (default :data:`SMALL_FILE_LIMIT`).
     ``read(limit)`` would allocate the whole limit for every small file: a file smaller than
-    the limit is read whole."""
+    the limit is read whole (to its end, as it is when read)."""
     limit = SMALL_FILE_LIMIT if limit is None else limit
-    fh, size = _open_file(path)
-    with fh:
-        return fh.readall() if size < limit else _read_upto(fh, limit)
+    fd, size = _open_file(path)
+    try:
+        if size >= limit:
+            return _read_upto(fd, limit)
+        chunks = []
+        while True:
+            more = os.read(fd, size + 1 if not chunks else 1 << 16)
+            if not more:
+                return b"".join(chunks)
+            chunks.append(more)
+    finally:
+        os.close(fd)
 
 
 def _header_end(data):
@@ -82,22 +92,40 @@ def _read_headers(path):
     time and memory stay linear and bounded; the long description after the headers is
     never decoded. Headers cut at the limit lose their last, partial line and the result
     says ``truncated``."""
-    fh, _ = _open_file(path)
-    with fh:
-        data = _read_upto(fh, 8192)
+    fd, _ = _open_file(path)
+    try:
+        data = _read_upto(fd, 8192)
         end = _header_end(data)
         if end < 0 and len(data) == 8192:
-            data = _read_upto(fh, HEADER_LIMIT, data)
+            data = _read_upto(fd, HEADER_LIMIT, data)
             end = _header_end(data)
-        truncated = end < 0 and len(data) >= HEADER_LIMIT and bool(fh.read(1))
+        truncated = end < 0 and len(data) >= HEADER_LIMIT and bool(os.read(fd, 1))
+    finally:
+        os.close(fd)
     if truncated:
         data = data[: data.rfind(b"\n") + 1]  # a header cut in the middle would lie
-    head = (data if end < 0 else data[:end]).decode("utf-8", "replace")
-    found = {"requires-dist": [], "provides-extra": []}
+    found = _parse_headers((data if end < 0 else data[:end]).decode("utf-8", "replace"))
     if truncated:
         found["truncated"] = True
+    return found
+
+
+# First characters of a line that can start none of _HEADERS: printable ASCII that
+# ``str.strip`` keeps and that lower-cases to no initial of theirs. Such a line (Classifier,
+# Author, License … most of a header block) only ends the header before it.
+_NO_HEADER_START = frozenset(chr(c) for c in range(0x21, 0x7F)) - frozenset("nNvVrRpP")
+
+
+def _parse_headers(head, skip=_NO_HEADER_START):
+    """The :data:`_HEADERS` of a header block. ``skip``: first characters of lines that cannot
+    hold one of them (an empty set: every line is split and looked at, the same answer)."""
+    found = {"requires-dist": [], "provides-extra": []}
     key = None
     for line in head.splitlines():
+        if line[:1] in skip:
+            if ":" in line:
+                key = None
+            continue
         if line[:1] in (" ", "\t"):  # continuation of a folded header
             if key in ("name", "version", "requires-python") and key in found:
                 found[key] += " " + line.strip()
