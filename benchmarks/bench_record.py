@@ -60,6 +60,7 @@ def draft(i: int, raw_log: Path) -> dict:
         },
         "backend": {"name": "transformers", "version": "4.57.1", "args": {"attn_implementation": "sdpa"}},
         "workload": {
+            "kind": "inference",
             "manifest_sha256": "2" * 64,
             "samples": 200,
             "concurrency": 1,
