@@ -419,3 +419,18 @@ def test_inside_python_nothing_is_cached(tmp_path, monkeypatch):
         assert json.loads(result.output)["profile"] == "BASE-CPU"
     assert list((tmp_path / "cache").glob("facts/depgraph-*.json")), "the other facts are kept"
     assert list((tmp_path / "cache").glob("facts/verdicts-*.json")) == []
+
+
+def test_a_kept_report_is_redacted_like_the_printed_one(box):
+    """Secrets never leave the process: a credential in the profile (here in a requirement's
+    URL) is ``<redacted>`` in the cache file as in the output, and a hit prints what a miss printed."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    lab_registry(box[0], f"nosuchpkg @ https://alice:{token}@example.com/nosuchpkg-1.0-py3-none-any.whl")
+    args = ("preflight", "-p", "LAB", "--json")
+    first, second = cli(box, *args), cli(box, *args)
+    assert judged(first) and not judged(second)
+    assert second.stdout == first.stdout
+    assert token.encode() not in first.stdout
+    (kept,) = entries(box[1])
+    assert token.encode() not in kept.read_bytes()
+    assert b"<redacted>" in kept.read_bytes()

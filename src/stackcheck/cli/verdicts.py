@@ -202,8 +202,13 @@ class VerdictCache:
         code = factcache.file_stamps(files)
         if code is None:
             return
-        entry = _Entry(list(modules), self.digest, sorted(realpaths.items()), code, report)
-        factcache.store(self.root, self.name, self.key, msgspec.to_builtins(entry))
+        from stackcheck.redaction import redact_value
+
+        entry = msgspec.to_builtins(
+            _Entry(list(modules), self.digest, sorted(realpaths.items()), code, report)
+        )
+        entry["report"] = redact_value(entry["report"])  # kept as it is printed: no secret on disk
+        factcache.store(self.root, self.name, self.key, entry)
 
 
 def _inputs(profile_id: str | None, registry: str | None) -> list | None:
