@@ -86,11 +86,13 @@ class DepGraph:
         self._shown: dict[str, str] = {}  # requirement text → pip's wording of it (cached facts)
         # no cache directory (STACKCHECK_NO_CACHE, --no-cache): no key to derive, nothing to keep
         root = cache_root() if cache else None
-        self.from_cache = root is not None and self._load(root, snapshot)  # read, not derived
+        # derived once: the miss that builds stores under the key it looked for
+        where = (root, _cache_name(snapshot), graph_key(snapshot)) if root is not None else None
+        self.from_cache = where is not None and self._load(*where)  # read, not derived
         if not self.from_cache:
             self._build()
-            if root is not None:
-                self._store(root, snapshot)
+            if where is not None:
+                self._store(*where)
         self.requirers: dict[str, list[Edge]] = {}
         for edges in self.edges.values():
             for e in edges:
@@ -147,12 +149,12 @@ class DepGraph:
             yield Edge(key, target, text, state, installed, via), set(req.extras)
 
     # ----- the fact cache -----
-    def _load(self, root: str, snapshot: Snapshot) -> bool:
+    def _load(self, root: str, name: str, key: str) -> bool:
         """The edges, extras and invalid requirements from the fact cache; False (nothing
         changed) when there are none for this key or they are not what a build writes."""
         from stackcheck import factcache
 
-        facts = factcache.load(root, _cache_name(snapshot), graph_key(snapshot), _GraphFacts)
+        facts = factcache.load(root, name, key, _GraphFacts)
         if facts is None or list(facts.edges) != list(self.nodes) or not set(self.nodes) <= set(facts.extras):
             return False
         for key, edges in facts.edges.items():
@@ -164,7 +166,7 @@ class DepGraph:
         self.extras = {key: set(facts.extras[key]) for key in self.nodes}
         return True
 
-    def _store(self, root: str, snapshot: Snapshot) -> None:
+    def _store(self, root: str, name: str, key: str) -> None:
         from stackcheck import factcache
 
         facts = _GraphFacts(
@@ -179,7 +181,7 @@ class DepGraph:
                 if e.state == "mismatch"
             },
         )
-        factcache.store(root, _cache_name(snapshot), graph_key(snapshot), msgspec.to_builtins(facts))
+        factcache.store(root, name, key, msgspec.to_builtins(facts))
 
     def spec(self, requirement: str) -> str:
         """How ``deps tree`` shows a requirement: ``[extras] specifier`` or ``any``."""
@@ -290,8 +292,6 @@ def graph_key(snapshot: Snapshot) -> str:
     checked interpreter, and the deriving code (stackcheck's version and the stat of the
     modules that build the graph and of packaging's, so an edited checkout or an upgraded
     packaging never reads an older graph)."""
-    import msgspec
-
     from stackcheck import __version__, factcache
 
     dists = [(d.name, d.version, d.requires, d.shadowed, d.problems) for d in snapshot.packages.distributions]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from stackcheck.models.snapshot import Engine, EnginesSection
+from stackcheck.models.snapshot import Engine, EnginesSection, normalize_name
 from stackcheck.probe.files import which
 
 VERSION_TIMEOUT_S = 5.0
@@ -68,15 +68,11 @@ _LLAMA_BACKENDS = (
 )
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def collect(ctx) -> EnginesSection:
     dists: dict[str, dict] = {}
     for d in ctx.packages.get("distributions", []):
         if not d.get("shadowed"):
-            dists.setdefault(_norm(d.get("name", "")), d)
+            dists.setdefault(normalize_name(d.get("name", "")), d)
     found: list[Engine] = []
     errors: list[str] = []
     container = next((os.environ[v] for v in NGC_RELEASE_VARS if os.environ.get(v)), "")
@@ -182,7 +178,7 @@ def _onnxruntime(d: dict, flavor: str) -> Engine:
         name="onnxruntime",
         version=version,
         build=flavor,
-        backends=onnxruntime_providers(capi, _norm(d.get("name", ""))),
+        backends=onnxruntime_providers(capi, normalize_name(d.get("name", ""))),
         source="metadata+files",
         path=d.get("location", ""),
     )

@@ -69,6 +69,13 @@ def _requirements(profile: Profile, choice: TorchChoice) -> list[str]:
     return out
 
 
+def _constraint_comments(profile: Profile, note: str = "apply only when installed") -> list[str]:
+    """The profile's constraints as comments, for a format that cannot hold them."""
+    if not profile.constraints:
+        return []
+    return [f"# constraints ({note}):", *(f"#   {c}" for c in profile.constraints)]
+
+
 def requirements_txt(profile: Profile, choice: TorchChoice) -> str:
     lines = _header(profile, choice)
     if profile.python:
@@ -76,9 +83,7 @@ def requirements_txt(profile: Profile, choice: TorchChoice) -> str:
     if choice.index_url:
         lines.append(f"--extra-index-url {choice.index_url}")
     lines += _requirements(profile, choice)
-    if profile.constraints:
-        lines.append("# constraints (they apply only when installed; pip: put them in a -c FILE):")
-        lines += [f"#   {c}" for c in profile.constraints]
+    lines += _constraint_comments(profile, "they apply only when installed; pip: put them in a -c FILE")
     return "\n".join(lines) + "\n"
 
 
@@ -117,9 +122,7 @@ def environment_yml(profile: Profile, choice: TorchChoice) -> str:
     if choice.index_url:
         lines.append(f"      - {_q('--extra-index-url ' + choice.index_url)}")
     lines += [f"      - {_q(r)}" for r in _requirements(profile, choice)]
-    if profile.constraints:
-        lines.append("# constraints (apply only when installed):")
-        lines += [f"#   {c}" for c in profile.constraints]
+    lines += _constraint_comments(profile)
     return "\n".join(lines) + "\n"
 
 
@@ -152,9 +155,7 @@ def pixi_toml(profile: Profile, choice: TorchChoice) -> str:
             fields.append(f"index = {_q(choice.index_url)}")
         note = f"  # only where {req.marker}" if req.marker else ""
         lines.append(f"{_key(req.name)} = {{ {', '.join(fields)} }}{note}")
-    if profile.constraints:
-        lines.append("# constraints (apply only when installed):")
-        lines += [f"#   {c}" for c in profile.constraints]
+    lines += _constraint_comments(profile)
     return "\n".join(lines) + "\n"
 
 
