@@ -111,6 +111,16 @@ verbose_option = click.option("-v", "--verbose", is_flag=True, help="Show ok and
 deep_option = click.option(
     "--deep", is_flag=True, help="Also import torch in a child process (with a timeout) for device facts."
 )
+timeout_option = click.option(
+    "--timeout",
+    "timeout_s",
+    default=60.0,
+    show_default=True,
+    metavar="S",
+    type=click.FloatRange(min=1),
+    help="Seconds any rank waits for the others (rendezvous, gather, each collective) "
+    "before it reports them.",
+)
 
 
 def _use_rules(ctx, param, value):

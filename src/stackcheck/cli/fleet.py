@@ -16,24 +16,9 @@ from stackcheck.cli.common import (
     skip_option,
     split_ids,
     strict_option,
+    timeout_option,
     verbose_option,
 )
-
-TIMEOUT_HELP = (
-    "Seconds any rank waits for the others (rendezvous, gather, each collective) before it reports them."
-)
-
-
-def timeout_option(fn):
-    return click.option(
-        "--timeout",
-        "timeout_s",
-        default=60.0,
-        show_default=True,
-        metavar="S",
-        type=click.FloatRange(min=1),
-        help=TIMEOUT_HELP,
-    )(fn)
 
 
 @click.group()

@@ -14,8 +14,9 @@ from stackcheck.cli.common import (
     profile_option,
     registry_option,
     rules_option,
+    split_ids,
+    timeout_option,
 )
-from stackcheck.cli.fleet import timeout_option
 from stackcheck.cli.output import check_profile
 
 
@@ -140,7 +141,6 @@ def _distributed(profile, registry_source, source, skip, how, output):
         raise click.UsageError(
             f"--distributed probes every rank's live environment; it takes no {source.option}"
         )
-    from stackcheck.cli.common import split_ids
     from stackcheck.fleet.run import run_distributed, write_snapshots
 
     def emit(report, snapshots):
