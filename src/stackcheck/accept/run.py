@@ -141,24 +141,21 @@ def accept(
             **({"ACC008": pool.submit(child, "_child_onnx.py", work)} if "ACC008" in optional else {}),
         }
         results: dict[str, CheckResult] = {}
-        for check_id, judge_fn, log_name in (
-            ("ACC001", judge_numpy, "ACC001-numpy"),
-            ("ACC002", judge_train, "ACC002-torch-train"),
-            ("ACC003", judge_gpu, "ACC003-gpu-matmul"),
-        ):
+
+        def child_step(check_id: str, judge_fn, log_name: str) -> None:
             child_run = futures[check_id].result()
             logs[log_name] = child_run.log
             results[check_id] = _guarded(check_id, judge_fn, child_run, needs)
             results[check_id].evidence.setdefault("seconds", f"{child_run.seconds:.1f}")
             step.done(results[check_id])
+
+        child_step("ACC001", judge_numpy, "ACC001-numpy")
+        child_step("ACC002", judge_train, "ACC002-torch-train")
+        child_step("ACC003", judge_gpu, "ACC003-gpu-matmul")
         results["ACC004"] = step.done(_guarded("ACC004", futures["ACC004"].result))
         results["ACC006"] = step.done(_guarded("ACC006", futures["ACC006"].result))
         if "ACC008" in futures:
-            onnx_run = futures["ACC008"].result()
-            logs["ACC008-onnx"] = onnx_run.log
-            results["ACC008"] = _guarded("ACC008", judge_onnx, onnx_run, needs)
-            results["ACC008"].evidence.setdefault("seconds", f"{onnx_run.seconds:.1f}")
-            step.done(results["ACC008"])
+            child_step("ACC008", judge_onnx, "ACC008-onnx")
 
     for name, text in logs.items():
         atomic_write(out / "logs" / f"{name}.log", redact_text(text))

@@ -5,7 +5,6 @@ exact call or engine flag that fixes it. They are declared with
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -1009,6 +1008,8 @@ def _tokenizer(art: Artifact, base: Artifact | None, opts: Options) -> Iterator[
         same = " (pad is eos: mask only the padding, not eos, out of the labels)" if pad == eos else ""
         yield _result("ART021", "ok", f"eos {eos!r}, pad {pad!r}{same}")
     if tok.chat_template is not None:
+        import hashlib
+
         digest = hashlib.sha256(tok.chat_template.encode("utf-8")).hexdigest()
         yield _result(
             "ART022",

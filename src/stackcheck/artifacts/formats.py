@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import sys
 from collections import Counter
@@ -171,10 +170,3 @@ def is_onnx(name: str) -> bool:
 
 def is_gguf(name: str) -> bool:
     return name.lower().endswith(".gguf")
-
-
-def top_level(root: Path, pred) -> list[Path]:
-    try:
-        return sorted(root / n for n in os.listdir(root) if pred(n) and (root / n).is_file())
-    except OSError:
-        return []
