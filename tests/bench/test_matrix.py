@@ -230,3 +230,15 @@ def test_a_json_object_that_is_no_run_is_refused(cli_main, tmp_path):
         )
         assert cli_main("bench", "matrix", str(bad)) == (2, "", expected)
         assert cli_main("bench", "compare", str(good), str(bad)) == (2, "", expected)
+
+
+def test_a_run_read_from_a_file_is_redacted(tmp_path):
+    """A token in a case's reason (exception text can quote one) never reaches the matrix."""
+    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ012345"
+    doc = msgspec.to_builtins(RUN)
+    doc["cases"][0]["reason"] = f"401 for https://huggingface.co with token {token}"
+    path = tmp_path / "bench.json"
+    path.write_bytes(msgspec.json.encode(doc))
+    run = load_run(path)
+    shown = text(run) + markdown(run) + msgspec.json.encode(run).decode()
+    assert token not in shown and "<redacted>" in run.cases[0].reason

@@ -251,3 +251,28 @@ def test_cli_run_refuses_an_unknown_profile_and_an_unusable_out_dir_before_any_c
         "(expected the output directory, -o)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_a_run_is_redacted_where_it_is_built(tmp_path):
+    """make_run redacts once, so bench.json and the matrix files written from it hold no secret."""
+    from stackcheck.bench.run import CaseResult
+    from stackcheck.bench.suite import make_run, write_outputs
+    from stackcheck.environment import load_snapshot
+
+    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ012345"
+    reason = f"skipped: 401 Unauthorized for https://huggingface.co (token {token})"
+    case = CaseResult(
+        backend="matmul-fp32",
+        group="gemm",
+        op="matmul",
+        shape="gemm-64",
+        dtype="float32",
+        status="skipped",
+        reason=reason,
+    )
+    run = make_run(
+        [case], device={"kind": "cpu"}, snapshot=load_snapshot("tests/data/snapshots/cpu-laptop.json")
+    )
+    assert "<redacted>" in run.cases[0].reason and token not in run.cases[0].reason
+    written = write_outputs(run, tmp_path / "out")
+    assert written and all(token.encode() not in p.read_bytes() for p in written)

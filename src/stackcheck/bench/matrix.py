@@ -283,8 +283,10 @@ def load_run(path: str | os.PathLike) -> BenchRun:
     data = read_bytes(p if str(path) != "-" else path, "bench run (bench.json or pytest-benchmark JSON)")
     where = source_name(p if str(path) != "-" else path)
     probe = decode_json(data, dict, where, "bench run")
+    from stackcheck.redaction import redact_value
+
     if "benchmarks" in probe and "cases" not in probe:
-        return from_pytest_benchmark(data, where)
+        return redact_value(from_pytest_benchmark(data, where))  # a file from anywhere: printed redacted
     run = decode_json(data, BenchRun, where, "bench run")  # a wrong type is named first
     missing = [k for k in ("kind", "cases") if k not in probe]
     if missing:  # ``{}`` is no run: compared or printed as one, it would pass with no case
@@ -294,4 +296,4 @@ def load_run(path: str | os.PathLike) -> BenchRun:
             f"{where}: no {', '.join(missing)}: expected a bench.json (bench run -o) "
             "or a pytest-benchmark JSON"
         )
-    return run
+    return redact_value(run)

@@ -37,14 +37,17 @@ def make_run(cases: list[CaseResult], *, device: dict, snapshot) -> BenchRun:
     from stackcheck.results.compare import environment
     from stackcheck.results.ledger import utc_now
 
+    from stackcheck.redaction import redact_value
+
     env = {k: str(v) for k, v in environment(snapshot).items() if v not in (None, "")}
-    return BenchRun(
+    run = BenchRun(
         created_at=utc_now(),
         device=device,
         environment=env,
         snapshot_digest=snapshot_digest(snapshot),
         cases=cases,
     )
+    return redact_value(run)  # once, here: bench.json, the matrix files and stdout all agree
 
 
 def write_outputs(run: BenchRun, out_dir: str | os.PathLike) -> list[Path]:
