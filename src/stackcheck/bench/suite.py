@@ -34,10 +34,9 @@ def default_profile(device: dict) -> str:
 
 def make_run(cases: list[CaseResult], *, device: dict, snapshot) -> BenchRun:
     from stackcheck.environment import snapshot_digest
+    from stackcheck.redaction import redact_value
     from stackcheck.results.compare import environment
     from stackcheck.results.ledger import utc_now
-
-    from stackcheck.redaction import redact_value
 
     env = {k: str(v) for k, v in environment(snapshot).items() if v not in (None, "")}
     run = BenchRun(
