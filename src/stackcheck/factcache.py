@@ -12,7 +12,8 @@ error, a cache that cannot be read or written is only slower. Files are written 
 0700): they hold names, paths and requirement texts of the environment, already redacted.
 
 Where: the directory :func:`stackcheck.cachedir.cache_root` names (``$STACKCHECK_CACHE_DIR``,
-else ``$XDG_CACHE_HOME/stackcheck``, ``~/.cache/stackcheck``), given by the caller as ``root``;
+else ``$XDG_CACHE_HOME/stackcheck``, ``%LOCALAPPDATA%\\stackcheck``, ``~/.cache/stackcheck``),
+given by the caller as ``root``;
 None there (``STACKCHECK_NO_CACHE=1``, the commands' ``--no-cache``) is a miss and no write.
 
 Standard library only and Python 3.8 compatible: the interpreter probe loads this file by

@@ -107,3 +107,16 @@ def test_cli_option(built, tmp_path, capsys, registry_file, monkeypatch):  # noq
     rec = json.loads(open(stored["path"]).read())
     assert rec["model"]["adapter"]["name"] == "adapter"
     assert rec["model"]["adapter"]["weights_sha256"] == sha(built / "adapter" / "adapter_model.safetensors")
+
+
+def test_a_file_that_cannot_be_read_is_one_line_naming_it(tmp_path):
+    """file_sha256 is the one place artifact files are hashed: an unreadable one (here a
+    directory where the adapter weights should be) is an InputError, never a traceback."""
+    from stackcheck.artifacts.layout import file_sha256
+    from stackcheck.errors import InputError
+
+    (tmp_path / "adapter_model.bin").mkdir()
+    with pytest.raises(InputError, match=r"adapter_model\.bin: cannot read the artifact file: "):
+        file_sha256(tmp_path / "adapter_model.bin")
+    with pytest.raises(InputError, match=r"adapter_model\.bin: cannot read the tokenizer file: "):
+        file_sha256(tmp_path / "adapter_model.bin", "tokenizer file")

@@ -102,7 +102,7 @@ def test_another_stackcheck_version_derives_again(cache, monkeypatch):
 def test_edited_deriving_code_derives_again(cache, monkeypatch):
     DepGraph(env_snapshot(), cache=True)
     poisoned(cache)
-    stamp = G._code_stamp()
+    stamp = G.code_stamp()
     import packaging
 
     assert [p for p, *_ in stamp] == [
@@ -110,7 +110,7 @@ def test_edited_deriving_code_derives_again(cache, monkeypatch):
         *(m.__file__ for m in (stackcheck.deps.index, stackcheck.requirements, stackcheck.versions)),
         packaging.__file__,
     ]
-    monkeypatch.setattr(G, "_code_stamp", lambda: [[stamp[0][0], stamp[0][1] + 1, stamp[0][2]], *stamp[1:]])
+    monkeypatch.setattr(G, "code_stamp", lambda: [[stamp[0][0], stamp[0][1] + 1, stamp[0][2]], *stamp[1:]])
     graph = DepGraph(env_snapshot(), cache=True)
     assert (graph.from_cache, graph.problems()) == (False, [])
 

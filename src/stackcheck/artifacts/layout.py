@@ -75,12 +75,16 @@ class Artifact:
         return self.headers[shards[0]].tensors[name] if shards else None
 
 
-def file_sha256(path: Path) -> str:
-    """The sha256 of the file at ``path``, read in 1 MiB pieces (bounded memory at any size)."""
+def file_sha256(path: Path, what: str = "artifact file") -> str:
+    """The sha256 of the file at ``path``, read in 1 MiB pieces (bounded memory at any size);
+    a file that cannot be read is a one-line InputError naming it as ``what``."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
     return digest.hexdigest()
 
 
@@ -350,12 +354,7 @@ def _tokenizer(root: Path) -> Tokenizer | None:
     _chat_template(root, tok, cfg)
     digest = hashlib.sha256()
     for name in tok.files:
-        try:
-            digest.update(name.encode() + b"\0" + bytes.fromhex(file_sha256(root / name)))
-        except OSError as exc:
-            raise InputError(
-                f"{root / name}: cannot read the tokenizer file: {exc.strerror or exc}"
-            ) from None
+        digest.update(name.encode() + b"\0" + bytes.fromhex(file_sha256(root / name, "tokenizer file")))
     tok.digest = digest.hexdigest()
     return tok
 

@@ -34,6 +34,7 @@ path) neither reads nor writes one.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 LIMIT = 64 << 20  # a larger answer is not kept (deps tree of 5,000 distributions: ~1 MiB)
@@ -53,9 +54,9 @@ def applies() -> bool:
 def deriving_files() -> tuple[str, ...]:
     """The files the dependency graph's key names (packaging's ``__init__`` among them, which a
     warm run never imports): part of the code an answer was written by."""
-    from stackcheck.deps.graph import _code_stamp
+    from stackcheck.deps.graph import code_stamp
 
-    return tuple(entry[0] for entry in _code_stamp() if entry[0])
+    return tuple(entry[0] for entry in code_stamp() if entry[0])
 
 
 def environment_stamp() -> tuple[str, int]:
@@ -94,7 +95,7 @@ def _stat(path: str) -> str:
         st = os.stat(path)
     except OSError as exc:
         return f"- {exc.errno}"
-    kind = "d" if st.st_mode & 0o170000 == 0o040000 else "f"
+    kind = "d" if stat.S_ISDIR(st.st_mode) else "f"
     return f"{kind} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
 
 

@@ -296,11 +296,13 @@ def graph_key(snapshot: Snapshot) -> str:
 
     dists = [(d.name, d.version, d.requires, d.shadowed, d.problems) for d in snapshot.packages.distributions]
     env = sorted(marker_environment(snapshot).items())
-    return factcache.digest(__version__, _code_stamp(), env, msgspec.json.encode(dists))
+    return factcache.digest(__version__, code_stamp(), env, msgspec.json.encode(dists))
 
 
 @lru_cache(maxsize=1)
-def _code_stamp() -> list:
+def code_stamp() -> list:
+    """The stat of the modules that derive the graph (found, never imported): part of the
+    graph key here and of the code check of ``deps``' stored answers (cli/answers.py)."""
     from importlib.util import find_spec
 
     import stackcheck.deps.index as index_module
