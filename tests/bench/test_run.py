@@ -251,3 +251,14 @@ def test_cli_run_refuses_an_unknown_profile_and_an_unusable_out_dir_before_any_c
         "(expected the output directory, -o)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_a_breaking_path_is_an_error_case_with_its_message_redacted(cpu):
+    def broken(backend, shape, device, seed):
+        raise RuntimeError("load failed: https://bob:s3cretPa55@hub.example/x\nsecond line")
+
+    (result,) = run_suite(backends_named(["eager"]), [ATTN], device=cpu, reps=5, warmup=1, prepare=broken)
+    assert (result.status, result.reason) == (
+        "error",
+        "RuntimeError: load failed: https://<redacted>@hub.example/x",
+    )
