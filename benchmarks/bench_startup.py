@@ -32,6 +32,7 @@ from _refenv import (  # noqa: E402
     Bench,
     bench_arguments,
     bench_env,
+    distribution_count,
     print_table,
     time_commands,
 )
@@ -79,13 +80,8 @@ def main() -> None:
     torch = subprocess.run([python, "-c", "import torch.utils.collect_env"], capture_output=True)
     if torch.returncode == 0:
         commands[COLLECT] = [python, "-m", "torch.utils.collect_env"]
-    count = subprocess.run(
-        [python, "-c", "import importlib.metadata as m; print(len(list(m.distributions())))"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
     print(
-        f"{python} ({count} distributions); sides: {', '.join(sides)}"
+        f"{python} ({distribution_count(python)} distributions); sides: {', '.join(sides)}"
         f"{f' (before = {args.rev})' if args.rev else ''}; {args.runs} interleaved runs, medians [min-max]"
     )
     bench = Bench(force=args.force)

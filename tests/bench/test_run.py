@@ -276,3 +276,14 @@ def test_a_run_is_redacted_where_it_is_built(tmp_path):
     assert "<redacted>" in run.cases[0].reason and token not in run.cases[0].reason
     written = write_outputs(run, tmp_path / "out")
     assert written and all(token.encode() not in p.read_bytes() for p in written)
+
+
+def test_a_breaking_path_is_an_error_case_with_its_message_redacted(cpu):
+    def broken(backend, shape, device, seed):
+        raise RuntimeError("load failed: https://bob:s3cretPa55@hub.example/x\nsecond line")
+
+    (result,) = run_suite(backends_named(["eager"]), [ATTN], device=cpu, reps=5, warmup=1, prepare=broken)
+    assert (result.status, result.reason) == (
+        "error",
+        "RuntimeError: load failed: https://<redacted>@hub.example/x",
+    )

@@ -290,8 +290,6 @@ def load_run(path: str | os.PathLike) -> BenchRun:
     run = decode_json(data, BenchRun, where, "bench run")  # a wrong type is named first
     missing = [k for k in ("kind", "cases") if k not in probe]
     if missing:  # ``{}`` is no run: compared or printed as one, it would pass with no case
-        from stackcheck.errors import InputError
-
         raise InputError(
             f"{where}: no {', '.join(missing)}: expected a bench.json (bench run -o) "
             "or a pytest-benchmark JSON"

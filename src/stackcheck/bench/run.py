@@ -162,7 +162,9 @@ def run_case(backend, shape, device, warmup, reps, seed, clock, prepare, availab
     except NoKernel as exc:
         return CaseResult(**base, status="skipped", reason=f"no kernel: {exc}")
     except Exception as exc:  # a path that breaks is a finding, never the end of the suite
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        from stackcheck.redaction import redact_text
+
+        first = redact_text((str(exc).strip().splitlines() or [""])[0])[:300]  # bench.json, the matrix
         return CaseResult(**base, status="error", reason=f"{type(exc).__name__}: {first}")
     finally:
         if device.cuda:  # the next case starts from the same free memory

@@ -27,13 +27,6 @@ class Timing:
     warmup: int = 0
     timer: str = "wall"  # wall (perf_counter) | cuda-events
 
-    @property
-    def median_s(self) -> float:
-        return statistics.median(self.times_s)
-
-    def summary(self) -> dict[str, float]:
-        return summary(self.times_s)
-
 
 def summary(times: list[float]) -> dict[str, float]:
     """median, q1, q3, iqr, mean, stdev, min, max and cv (stdev / mean) of ``times``."""

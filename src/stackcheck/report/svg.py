@@ -65,7 +65,7 @@ def line_chart(
         f"{name}: " + ", ".join(f"{label} {_fmt(v)}{' (regression)' if r else ''}" for label, v, r in pts)
         for name, pts in series.items()
     )
-    parts = [_open(chart_id, title, (note + " " if note else "") + desc, len(series))]
+    parts = [_open(chart_id, title, (note + " " if note else "") + desc)]
     for t in ticks:
         parts.append(
             f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(t):.1f}" y2="{y(t):.1f}"/>'
@@ -113,7 +113,7 @@ def bar_chart(
     label_w = 180
     plot_w = WIDTH - label_w - 80
     desc = "; ".join(f"{label} {_fmt(v)} {unit}".strip() for label, v in bars)
-    parts = [_open(chart_id, title, (note + " " if note else "") + desc, 1, height=height)]
+    parts = [_open(chart_id, title, (note + " " if note else "") + desc, height=height)]
     for i, (label, v) in enumerate(bars):
         y0 = TOP + 28 * i
         w = max(plot_w * v / top, 1.0) if v > 0 else 1.0
@@ -130,7 +130,7 @@ def bar_chart(
     return "".join(parts)
 
 
-def _open(chart_id: str, title: str, desc: str, _series: int, *, height: int = HEIGHT) -> str:
+def _open(chart_id: str, title: str, desc: str, *, height: int = HEIGHT) -> str:
     cid = escape(chart_id)
     return (
         f'<svg class="chart" id="{cid}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" '
