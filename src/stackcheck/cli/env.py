@@ -7,6 +7,8 @@ import os
 import click
 
 from stackcheck.cli.common import emit_json, finish, json_option, profile_option, registry_option
+from stackcheck.cli.env_create import create_env, plan_of, sources_of, warn
+from stackcheck.cli.env_create import own_process as _own_process
 
 
 def _sources_options(fn):
@@ -54,52 +56,6 @@ _facts_option = click.option(
 )
 
 
-def _sources(index_url, extra_index_urls, find_links, no_index, *, check: bool = True):
-    """Explicit options over the user's pip configuration; unreachable ones skipped (warned)
-    unless ``check`` is off (``--dry-run`` contacts nothing)."""
-    from stackcheck.provision.installer import check_sources, merge_sources, pip_config
-
-    merged = merge_sources(
-        pip_config(),
-        index_url=index_url,
-        extra_index_urls=tuple(extra_index_urls),
-        find_links=tuple(find_links),
-        no_index=no_index,
-    )
-    return check_sources(merged) if check else (merged, [])
-
-
-def _plan(profile_id, registry, python, cuda, snapshot_file, sources, *, check: bool = True):
-    from stackcheck.catalog import load_catalog
-    from stackcheck.knowledge import load_knowledge
-    from stackcheck.provision.create import find_python
-    from stackcheck.provision.plan import make_plan
-
-    profile = load_catalog(registry).get(profile_id)
-    if snapshot_file:
-        from stackcheck.environment import load_snapshot
-
-        facts = load_snapshot(snapshot_file)
-    else:
-        from stackcheck.provision.create import machine_facts
-
-        facts = machine_facts()
-    exe, version = find_python(python, profile.python)
-    plan = make_plan(
-        profile, facts, load_knowledge(), python=exe, python_version=version, cuda=cuda, sources=sources
-    )
-    from stackcheck.provision.installer import check_torch_index
-
-    if check:
-        _warn(check_torch_index(plan))
-    return plan
-
-
-def _warn(lines) -> None:
-    for line in lines:
-        click.echo(f"stackcheck: warning: {line}", err=True)
-
-
 @click.group()
 def env() -> None:
     """Create, lock, restore and diff an environment made from a profile.
@@ -145,113 +101,12 @@ def create(
         import gc
 
         gc.disable()  # a short-lived process: ~60 collections while ~300 modules load, freeing nothing
-    from stackcheck.provision.create import check_target, planned_steps
-    from stackcheck.provision.create import create as make
-    from stackcheck.provision.installer import choose_installer
-    from stackcheck.provision.plan import env_paths
-    from stackcheck.redaction import redact_argv
-    from stackcheck.shellcmd import command
-
     if not profile_id:
         raise click.UsageError("--profile ID is required")
-    if kernel:
-        from stackcheck.identifiers import require
-
-        require(kernel, "--kernel")
-    check_target(path, force=force)  # before any work: a bad target costs nothing
-    sources, warnings = _sources(index_url, extra_index_urls, find_links, no_index, check=not dry_run)
-    _warn(warnings)
-    plan = _plan(profile_id, registry, python, cuda, snapshot_file, sources, check=not dry_run)
-    tool = choose_installer(installer)
-    interpreter, activate = env_paths(path, plan.system)
-    summary = {
-        "profile": plan.profile.id,
-        "path": path,
-        "python": plan.python_version,
-        "base_interpreter": plan.python,
-        "interpreter": interpreter,
-        "activate": [command(*a) for a in activate],
-        "installer": tool.name,
-        "torch": {"build": plan.torch.tag, "release": plan.torch.release, "index_url": plan.torch.index_url,
-                  "why": plan.torch.why},
-        "sources": redact_argv(plan.sources.with_torch(plan.torch).args()),
-        "warnings": warnings,
-    }  # fmt: skip
-    if dry_run:
-        steps = [command(*redact_argv(s)) for s in planned_steps(plan, path, tool, kernel)]
-        if as_json:
-            emit_json({**summary, "dry_run": True, "commands": steps})
-            return
-        _print_plan(summary)
-        click.echo("commands:")
-        for s in steps:
-            click.echo(f"  {s}")
-        return
-    outcome = make(
-        plan, path, tool, kernel=kernel, force=force, progress=not as_json, on_step=None if as_json else _step
-    )
-    report = outcome.report
-    assert report is not None  # create judges the environment it made
-    if as_json:
-        emit_json({**summary, "commands": [command(*redact_argv(s)) for s in outcome.steps],
-                   "packages": len(outcome.lock.packages) if outcome.lock else 0,
-                   "kernel": getattr(outcome.kernel, "path", None), "verdict": report.verdict})  # fmt: skip
-    else:
-        _print_plan(summary)
-        click.echo(f"created {path} ({len(outcome.lock.packages) if outcome.lock else 0} packages)")
-        if outcome.kernel is not None:
-            click.echo(f"kernel {kernel}: {outcome.kernel.path}")
-            _warn(outcome.kernel.warnings)
-        from stackcheck.cli.common import emit_report
-
-        emit_report(report, as_json=False)
-    from stackcheck.models.finding import exit_code
-
-    _leave(exit_code(report.verdict, False))
-
-
-def _own_process() -> bool:
-    """This process is the stackcheck program itself, not a caller of ``main(argv)`` (tests)."""
-    from stackcheck import cli
-
-    return cli.STANDALONE
-
-
-def _leave(code: int) -> None:
-    """Exit with ``code``; as the stackcheck program itself, at once: the atexit handlers run
-    and the output is flushed, the interpreter's teardown of every loaded module (10-20 ms
-    here, after all the work is done) is skipped."""
-    if not _own_process():
-        finish(code)
-        return
-    import atexit
-    import sys
-
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # as cli.main: a reader that went away is no error
-        code = 0
-    os._exit(code)
-
-
-def _step(text: str) -> None:
-    click.echo(f"stackcheck: {text}", err=True)
-
-
-def _print_plan(summary: dict) -> None:
-    t = summary["torch"]
-    click.echo(f"profile {summary['profile']}: Python {summary['python']} ({summary['base_interpreter']})")
-    if t["build"]:
-        click.echo(f"torch: {t['why']}")
-    click.echo(f"installer: {summary['installer']}")
-    if summary["sources"]:
-        from stackcheck.shellcmd import join
-
-        click.echo(f"sources: {join(summary['sources'])}")
-    click.echo(f"interpreter: {summary['interpreter']}")
-    click.echo("activate: " + " | ".join(summary["activate"]))
+    create_env(
+        profile_id, registry, path, python, cuda, kernel, dry_run, force, snapshot_file, index_url,
+        extra_index_urls, find_links, no_index, installer, as_json,
+    )  # fmt: skip
 
 
 @env.command()
@@ -278,9 +133,9 @@ def lock(
         from stackcheck.fileio import require_creatable_dir
 
         require_creatable_dir(os.path.dirname(os.path.abspath(output)), "a directory for the lock")
-    sources, warnings = _sources(index_url, extra_index_urls, find_links, no_index)
-    _warn(warnings)
-    plan = _plan(profile_id, registry, python, cuda, snapshot_file, sources)
+    sources, warnings = sources_of(index_url, extra_index_urls, find_links, no_index)
+    warn(warnings)
+    plan = plan_of(profile_id, registry, python, cuda, snapshot_file, sources)
     locked = lock_plan(plan, choose_installer(installer), progress=not as_json)
     data = locked.encode()
     if output is None:  # the lock itself is JSON (--json changes nothing here)
@@ -332,7 +187,7 @@ def restore(
         merge_sources(base, index_url=index_url, extra_index_urls=tuple(extra_index_urls),
                       find_links=tuple(find_links), no_index=no_index)
     )  # fmt: skip
-    _warn(warnings)
+    warn(warnings)
     outcome = rebuild(
         lock, path, choose_installer(installer), python=exe, system=facts.platform.system, sources=sources,
         force=force, progress=not as_json,

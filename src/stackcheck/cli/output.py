@@ -40,19 +40,20 @@ def use_color() -> bool:
     return _isatty(sys.stdout)
 
 
-def echo_text(text: str, painted: bool) -> None:
-    """Human text on stdout; ``painted`` text keeps its colour (click would strip it off a terminal).
-    Through click.echo where click is loaded; without it, the same on a POSIX stdout whose
-    encoding is not ASCII (where click would re-wrap it; startup only runs commands without click
-    on such a stdout): escape sequences off unpainted text where stdout is not a terminal."""
+def echo_text(text: str, painted: bool, *, err: bool = False) -> None:
+    """Human text on stdout (``err``: stderr); ``painted`` text keeps its colour (click would strip
+    it off a terminal). Through click.echo where click is loaded; without it, the same on a POSIX
+    stream whose encoding is not ASCII (where click would re-wrap it; startup only runs commands
+    without click on such streams): escape sequences off unpainted text where it is not a terminal."""
     click = sys.modules.get("click")
     if click is not None:
-        click.echo(text, nl=False, color=True if painted else None)
+        click.echo(text, nl=False, err=err, color=True if painted else None)
         return
-    if not painted and not _isatty(sys.stdout):
+    stream = sys.stderr if err else sys.stdout
+    if not painted and not _isatty(stream):
         text = _ANSI.sub("", text)
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    stream.write(text)
+    stream.flush()
 
 
 def emit_report(report, *, as_json: bool, as_markdown: bool = False, verbose: bool = False) -> None:

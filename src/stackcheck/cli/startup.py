@@ -54,6 +54,7 @@ def answer(args: list[str]):
     if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
         return None
     light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args) or deps(args)
+    light = light or env_create(args)
     if light is not None:
         return light
     if len(args) == 1 and args[0] in VERSION:
@@ -233,13 +234,25 @@ def stored_answer(args: list[str], run: Callable[[], int]):
     return lambda: recording.run(run)
 
 
-def _plain_stdout() -> bool:
-    """Text on stdout is written as click.echo writes it: POSIX, and an encoding that is not
-    ASCII (click re-wraps an ASCII stdout)."""
+def env_create(args: list[str]):
+    """``stackcheck env create OPTIONS`` without click where its options need no parser's
+    judgement (:func:`stackcheck.cli.env_create.light`); None for any other arguments, and
+    where click.echo would write stdout or stderr differently."""
+    if args[:2] != ["env", "create"] or not (_plain_stdout() and _plain_stdout(sys.stderr)):
+        return None
+    from stackcheck.cli.env_create import light
+
+    return light(args[2:])
+
+
+def _plain_stdout(stream=None) -> bool:
+    """Text on stdout (or ``stream``) is written as click.echo writes it: POSIX, and an encoding
+    that is not ASCII (click re-wraps an ASCII stream)."""
     import codecs
 
+    stream = sys.stdout if stream is None else stream
     try:
-        return os.name == "posix" and codecs.lookup(sys.stdout.encoding or "ascii").name != "ascii"
+        return os.name == "posix" and codecs.lookup(stream.encoding or "ascii").name != "ascii"
     except (AttributeError, LookupError):
         return False
 
