@@ -343,11 +343,19 @@ class _Preload(threading.Thread):
         except OSError as exc:
             self.error = exc
         try:
+            import importlib
+
+            import stackcheck.deps.graph  # noqa: F401 - the dependency checks' graph
             import stackcheck.environment  # noqa: F401
             import stackcheck.judge  # noqa: F401
+            import stackcheck.render.text  # noqa: F401 - the preflight's report
+            import stackcheck.sources  # noqa: F401
             from stackcheck.checks.registry import all_checks
+            from stackcheck.probe import JUDGED, SECTIONS
 
             all_checks()
+            for name in JUDGED:  # the collectors of the sections the verify's snapshot holds
+                importlib.import_module(f"stackcheck.probe.{SECTIONS[name]}")
         except Exception:  # noqa: BLE001 - the caller imports them again and meets the error there
             pass
 
