@@ -87,6 +87,7 @@ LOADED = (
     "args, code",
     [
         (["-p", "TINY-CPU"], 0),
+        (["-p", "TINY-CPU", "FORCE_COLOR=1"], 0),  # the report painted through a pipe, as click paints it
         (["--profile=TINY-CPU", "--json"], 0),
         (["-p", "TINY-CPU", "--dry-run"], 0),
         (["-p", "TINY-CPU", "--dry-run", "--json", "--installer", "pip"], 0),
@@ -100,8 +101,10 @@ LOADED = (
 )
 def test_create_without_click_is_the_click_commands_output(registry, wheelhouse, tmp_path, args, code):
     target = tmp_path / "env"
-    argv = ["env", "create", "--registry", registry, "--path", str(target), *args, *offline(wheelhouse)]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NO_COLOR", "FORCE_COLOR")}
+    env.update(a.split("=", 1) for a in args if a.startswith("FORCE_COLOR="))
+    args = [a for a in args if not a.startswith("FORCE_COLOR=")]
+    argv = ["env", "create", "--registry", registry, "--path", str(target), *args, *offline(wheelhouse)]
     with open(STACKCHECK, encoding="utf-8") as fh:
         python = fh.readline()[2:].strip()  # the console script's interpreter
     light = _run([python, "-c", LOADED, *argv], env, target)
@@ -114,6 +117,7 @@ def test_create_without_click_is_the_click_commands_output(registry, wheelhouse,
     stderr = light[2].removesuffix(marker)
     assert (light[1], stderr, light[3]) == reference[1:]
     assert bool(light[3]) == (code == 0 and "--dry-run" not in args)  # a failed run leaves nothing
+    assert (b"\x1b[" in light[1]) == ("FORCE_COLOR" in env)
 
 
 def test_an_ascii_stderr_goes_through_click(registry, tmp_path):

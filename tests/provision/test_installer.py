@@ -206,3 +206,17 @@ def test_certificate_reaches_both_installers(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
     env = child_env(Sources())
     assert "SSL_CERT_FILE" not in env and "PYTHONPATH" not in env
+
+
+def test_the_installers_output_is_never_painted(monkeypatch):
+    """FORCE_COLOR (a CI setting) made ``uv pip compile`` paint the requirements it is read back
+    from: env create refused every plan (tests/provision/test_env_light.py creates with it)."""
+    from stackcheck.provision.installer import child_env
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("CLICOLOR_FORCE", "1")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    env = child_env(Sources())
+    assert ("FORCE_COLOR" in env, "CLICOLOR_FORCE" in env, env["HTTPS_PROXY"]) == (
+        False, False, "http://proxy.example:3128",
+    )  # fmt: skip

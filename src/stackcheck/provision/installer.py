@@ -215,11 +215,11 @@ def redact_url(url: str) -> str:
 
 def child_env(sources: Sources, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The installer's environment: the user's (proxies, credentials an index needs) without
-    what would point it at another interpreter or site."""
+    what would point it at another interpreter or site, or paint the output it is read back
+    from (FORCE_COLOR made ``uv pip compile`` write escape sequences into its requirements)."""
+    dropped = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")
+        k: v for k, v in os.environ.items() if k not in dropped and k not in ("FORCE_COLOR", "CLICOLOR_FORCE")
     }
     if sources.cert:
         env["SSL_CERT_FILE"] = sources.cert
