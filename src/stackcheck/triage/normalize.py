@@ -64,7 +64,10 @@ def strip_decorations(line: str) -> str:
         text = text[m.end() :].lstrip()
     if text.startswith("`"):
         text = text.strip("`").strip()
-    return _SPACE.sub(" ", text)
+    # without a tab, a wide space or two spaces in a row, every run is one space (and sub is costly)
+    if "  " in text or "\t" in text or "\u00a0" in text or "\u3000" in text:
+        text = _SPACE.sub(" ", text)
+    return text
 
 
 def _continues_path(previous: str, following: str) -> bool:
