@@ -128,9 +128,9 @@ class _Scan:
                 # no signature anywhere in it: one pass finds the lines that trigger a region, and
                 # only the lines around them are decoded
                 kinds, starts = keyword_kinds(chunk.text)
-                lines: Sequence[str] = TextLines(chunk.text, len(chunk.lines), starts)
-                if len(kinds) >= _DECODE_ALL_TRIGGERS:  # then one decode of it all costs less
-                    lines = lines.all()
+                lazy = TextLines(chunk.text, len(chunk.lines), starts)
+                # with many trigger lines, one decode of it all costs less
+                lines: Sequence[str] = lazy.all() if len(kinds) >= _DECODE_ALL_TRIGGERS else lazy
                 self.lines_read = chunk.first + len(lines) - 1
                 for region in extractor.feed_kinds(chunk.first, lines, kinds):
                     self.take(region)
