@@ -43,8 +43,8 @@ WARMUP_BYTES = 1 << 20  # … at most this many bytes of them
 # first 8 KiB (reader._PROBE_BYTES), which every line adds at least one byte to
 MIN_SPLIT_LINES = 8192 + WARMUP_LINES
 _COUNT_BYTES = 1 << 20  # read at once while counting lines
-# what a line costs the scan, in bytes' worth (measured on the 100 MiB mixed log of
-# benchmarks/triage_throughput.py: ~0.4 us per line besides ~4.5 ns per byte)
+# what a line costs the scan, in bytes' worth (fitted on the halves and quarters of the 100 MiB
+# mixed log of benchmarks/triage_throughput.py: 0.3-0.5 us per line besides ~4.5 ns per byte)
 LINE_WORK_BYTES = 100
 SAMPLES = 64  # windows read to see where the lines are dense …
 SAMPLE_BYTES = 1 << 16  # … of this many bytes each
