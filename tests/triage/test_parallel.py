@@ -391,6 +391,32 @@ def test_cuts_start_blocks_at_their_offsets(tmp_path, small_thresholds):
     assert max(sizes) - min(sizes) < 2 * ALIGN_LINES * 70
 
 
+def test_ranges_of_short_lines_are_shorter_the_work_of_each_process_is_about_equal(tmp_path):
+    long, short = b"x" * 399 + b"\n", b"y" * 19 + b"\n"
+    edge = 10_000 * len(long)  # 4 MB of long lines, then 1 MB of short ones
+    path = tmp_path / "mixed.log"
+    path.write_bytes(long * 10_000 + short * 50_000)
+    size = path.stat().st_size
+
+    def work(a: int, b: int) -> float:  # bytes plus LINE_WORK_BYTES per line, on [a, b)
+        per_byte = [1 + parallel.LINE_WORK_BYTES / len(line) for line in (long, short)]
+        return (min(b, edge) - min(a, edge)) * per_byte[0] + (max(b, edge) - max(a, edge)) * per_byte[1]
+
+    with open(path, "rb") as stream:
+        for jobs in (2, 3, 4):
+            edges = [0, *parallel.targets(stream.fileno(), 0, size, jobs), size]
+            assert edges == sorted(edges)
+            done = [work(a, b) for a, b in zip(edges, edges[1:])]
+            assert max(done) / min(done) < 1.05, (jobs, edges, done)
+            # the first range takes more than its share of the bytes: the dense lines come later
+            assert edges[1] > size // jobs + 100_000
+    uniform = tmp_path / "uniform.log"  # where the lines are alike everywhere: equal sizes
+    uniform.write_bytes(long * 10_000)
+    with open(uniform, "rb") as stream:
+        offsets = parallel.targets(stream.fileno(), 0, edge, 4)
+    assert [abs(offset - edge * k // 4) <= len(long) for k, offset in enumerate(offsets, 1)] == [True] * 3
+
+
 def test_stdin_and_small_files_never_fork(tmp_path, monkeypatch):
     def refuse():
         raise AssertionError("forked")

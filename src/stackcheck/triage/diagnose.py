@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import BinaryIO
@@ -37,6 +37,7 @@ from stackcheck.triage.signatures import Hit, Signature, SignatureIndex
 WHOLE_TEXT_LIMIT = 256 * 1024  # inputs up to this size are also matched as a whole
 COLLECT_ENV_LINES = 400  # lines kept after a collect_env heading
 REGION_DISPLAY_LINES = 60  # a no-match failure region is shown with at most this many lines
+_DECODE_ALL_TRIGGERS = 4  # a chunk with this many trigger lines is decoded whole, not line by line
 _COLLECT_ENV_START = re.compile(r"^\W*(?:Collecting environment information|PyTorch version: )")
 _COLLECT_ENV_HINTS = ("Collecting environment information", "PyTorch version: ")
 _COLLECT_ENV_HINT_BYTES = tuple(hint.encode() for hint in _COLLECT_ENV_HINTS)
@@ -127,7 +128,9 @@ class _Scan:
                 # no signature anywhere in it: one pass finds the lines that trigger a region, and
                 # only the lines around them are decoded
                 kinds, starts = keyword_kinds(chunk.text)
-                lines = TextLines(chunk.text, len(chunk.lines), starts)
+                lazy = TextLines(chunk.text, len(chunk.lines), starts)
+                # with many trigger lines, one decode of it all costs less
+                lines: Sequence[str] = lazy.all() if len(kinds) >= _DECODE_ALL_TRIGGERS else lazy
                 self.lines_read = chunk.first + len(lines) - 1
                 for region in extractor.feed_kinds(chunk.first, lines, kinds):
                     self.take(region)

@@ -222,6 +222,8 @@ def traceback_environment(region: str) -> str | None:
 
 def traceback_environments(text: str) -> set[str]:
     """Every environment prefix the frames of ``text`` come from."""
+    if "-packages" not in text:  # what _SITE_TAIL demands (most regions have no frames there)
+        return set()
     return {m.group("prefix") for pattern in _SITES for m in _re2(pattern).finditer(text)}
 
 

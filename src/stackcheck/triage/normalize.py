@@ -64,13 +64,18 @@ def strip_decorations(line: str) -> str:
         text = text[m.end() :].lstrip()
     if text.startswith("`"):
         text = text.strip("`").strip()
-    return _SPACE.sub(" ", text)
+    # without a tab, a wide space or two spaces in a row, every run is one space (and sub is costly)
+    if "  " in text or "\t" in text or "\u00a0" in text or "\u3000" in text:
+        text = _SPACE.sub(" ", text)
+    return text
 
 
 def _continues_path(previous: str, following: str) -> bool:
     """Does ``previous`` end inside a path that a hard wrap split, and ``following`` start with
     the rest of it (the two pieces together name a file, neither alone does)?"""
     last = previous.rpartition(" ")[2]
+    if "/" not in last and "\\" not in last:  # what _PATH_TAIL demands, tested first (cheaper)
+        return False
     if len(last) > _MAX_JOINED or not _PATH_TAIL.fullmatch(last) or _FILE_END.search(last):
         return False  # not a path, or a complete file name already
     head = _PATH_HEAD.match(following)

@@ -86,8 +86,9 @@ def keyword_kinds(text: bytes) -> tuple[dict[int, str], dict[int, int]]:
     starts: dict[int, int] = {}
     line, counted = 0, 0
     for m in _keyword_regex().finditer(text):
-        line += text.count(b"\n", counted, m.start())
-        counted = m.start()
+        at = m.start()  # (a Python method of the RE2 wrapper: asked once)
+        line += text.count(b"\n", counted, at)
+        counted = at
         if line not in kinds:
             start = text.rfind(b"\n", 0, counted) + 1
             is_traceback = _TRACEBACK_BYTES in text[start : text.find(b"\n", counted)]
@@ -104,8 +105,9 @@ def error_lines(block: str) -> set[int]:
     hits: set[int] = set()
     line, counted = 0, 0
     for m in _error_regex().finditer(block):
-        line += block.count("\n", counted, m.start())
-        counted = m.start()
+        at = m.start()
+        line += block.count("\n", counted, at)
+        counted = at
         hits.add(line)
     return hits
 

@@ -13,12 +13,22 @@ pattern as written, and its specificity is that of the written pattern):
   trailing literal up to the cut (:func:`cut_variant`), as long as the part before the cut
   demands ``CUT_MIN_LITERALS`` characters; the variant is a second compiled form of the same
   signature, with the specificity of what it demands.
+
+A few forms cost an ``RE2::Set`` far more than all the others together: a broad atom repeated
+without bound (``.*``, ``[^)]+``), a counted repeat, ``.`` matching line breaks. The DFA of a
+set runs every form at once, and such a form keeps states alive across the text, so the
+number of states to build multiplies. The set every text passes through (the *gate*) holds
+each such form as :func:`fragments` of it — parts that occur inside every match of the form —
+and the costly forms themselves are matched, in a second set, only on a text where one of
+those fragments occurs. The answers are those of one set of all forms.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from stackcheck.errors import InputError
 from stackcheck.models.rule import Rule
@@ -103,8 +113,7 @@ def literal_length(pattern: str) -> int:
 _QUANT = set("*+?")
 
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):  # a tuple: made ~30,000 times per knowledge base, at every start
     text: str  # the token as written
     # literal | escape (a class escape or assertion) | class | open | close | flag | quant | alt | other
     kind: str
@@ -271,6 +280,78 @@ def _cut(tokens: list[_Token], parts: list[str]) -> tuple[str, int] | None:
     return "".join(parts[: len(head) + keep]) + rest, head_literals + keep
 
 
+# ----- the gate: fragments of the forms a set pays dearly for -------------------------------
+
+# unbounded broad repeats, counted repeats, "." across lines (a syntactic test: one that also
+# catches a harmless form only costs that form a second check)
+_COSTLY = re.compile(r"\.[*+]|\[\^(?:\\.|[^]\\])*\][*+]|\{\d*,\d+\}|\(\?[a-z]*s[a-z]*[:)]")
+FRAGMENT_MIN_LITERALS = 6  # a fragment must demand this many literal characters (else no gate)
+_NARROW_ESCAPES = {r"\s", r"\d", r"\w", r"\b"}
+
+
+def _top_atoms(tokens: list[_Token]) -> list[tuple[list[_Token], str]]:
+    """The top-level atoms of ``tokens`` (a group with all it holds is one atom), each with the
+    quantifiers that follow it ("" for none)."""
+    atoms: list[tuple[list[_Token], str]] = []
+    depth = 0
+    for tok in tokens:
+        if depth == 0 and tok.kind == "quant" and atoms:
+            atoms[-1] = (atoms[-1][0], atoms[-1][1] + tok.text)
+            continue
+        if depth == 0:
+            atoms.append(([tok], ""))
+        else:
+            atoms[-1][0].append(tok)
+        depth += (tok.kind == "open") - (tok.kind == "close")
+    return atoms
+
+
+def _narrow(atom: list[_Token]) -> bool:
+    """Can ``atom`` stand in a fragment: not a broad one (``.``, a negated class, ``\\S`` …),
+    not a group that holds a costly part or a cut variant's line-end chain?"""
+    first = atom[0]
+    if first.kind == "open":
+        text = "".join(t.text for t in atom)
+        return _COSTLY.search(text) is None and "(?m:$)" not in text
+    if first.kind == "class":
+        return not first.text.startswith("[^")
+    if first.kind == "escape":
+        return first.text in _NARROW_ESCAPES
+    return first.kind == "literal" or first.text in "^$"
+
+
+def fragments(form: str) -> list[str] | None:
+    """Patterns of which one matches inside every match of ``form``: for each of its top-level
+    alternatives, the run of consecutive top-level atoms (each narrow, once or repeated with
+    ``+``) that demands the most literal characters, after the flags set before it; named
+    groups become plain groups. A match of the form matches each atom of a run in turn, so it
+    holds a match of the run. None where an alternative has no run that demands
+    FRAGMENT_MIN_LITERALS characters, or a flag is switched off (``(?-i)``)."""
+    tokens = _tokens(form)
+    if not tokens or any(t.kind == "flag" and "-" in t.text for t in tokens):
+        return None
+    out: list[str] = []
+    flags, best, run = "", "", ""
+    best_length = length = 0  # literal characters of best and run (a run's atoms add up)
+    for atom, quant in [*_top_atoms(tokens), ([_Token("|", "alt")], "")]:
+        kind = atom[0].kind
+        if kind in ("flag", "alt") or quant not in ("", "+") or not _narrow(atom):
+            if length > best_length:
+                best, best_length = run, length
+            run, length = "", 0
+            if kind == "flag":
+                flags += atom[0].text
+            elif kind == "alt":
+                if best_length < FRAGMENT_MIN_LITERALS:
+                    return None
+                out.append(best)
+                best, best_length = "", 0
+            continue
+        text = "".join("(?:" if t.text.startswith("(?P<") else t.text for t in atom) + quant
+        run, length = (run or flags) + text, length + literal_length(text)
+    return out
+
+
 _MULTILINE = "(?m)"  # what the set compiles before each form (see SignatureIndex.occurs_in)
 
 
@@ -290,7 +371,10 @@ class SignatureIndex:
 
         options = _options()
         self.signatures: list[Signature] = []
-        self._set = re2.Set.SearchSet(options)
+        self._gate = re2.Set.SearchSet(options)  # every form, or fragments of a costly one
+        self._gate_of: list[int] = []  # per entry of the gate: the signature it is, -1 a fragment
+        self._costly = re2.Set.SearchSet(options)  # the forms the gate holds fragments of
+        self._costly_of: list[int] = []  # per entry: the signature it is
         for rule in rules:
             for j, pattern in enumerate(rule.signatures):
                 loosened, cut = forms(pattern)
@@ -299,7 +383,7 @@ class SignatureIndex:
                     variants.append((cut[0], cut[1], True))
                 for form, specificity, is_cut in variants:
                     try:
-                        self._set.Add(_MULTILINE + form)
+                        self._add(form)
                     except re2.error:
                         try:  # the pattern as written is invalid: say why
                             re2.compile(pattern, options)
@@ -309,17 +393,55 @@ class SignatureIndex:
                         if is_cut:  # a form this module derived failed: keep the pattern as written
                             continue
                         form = pattern
-                        self._set.Add(_MULTILINE + form)
+                        self._add(form)
                     self.signatures.append(Signature(rule, j, pattern, form, specificity, is_cut))
         self._empty = not self.signatures
         if not self._empty:
-            self._set.Compile()
+            self._gate.Compile()
+        if self._costly_of:
+            self._costly.Compile()
+
+    def _add(self, form: str) -> None:
+        """Add the form of the next signature to the gate, or where it is costly, to the second
+        set and its fragments to the gate (raises re2.error where it is not valid RE2)."""
+        import re2
+
+        k = len(self.signatures)
+        pieces = fragments(form) if _COSTLY.search(form) else None
+        if pieces is None:
+            self._gate.Add(_MULTILINE + form)
+            self._gate_of.append(k)
+            return
+        self._costly.Add(_MULTILINE + form)
+        self._costly_of.append(k)
+        for piece in pieces:
+            try:
+                self._gate.Add(_MULTILINE + piece)
+            except re2.error:  # cannot happen for a part of a valid form; be safe: the form itself
+                self._gate.Add(_MULTILINE + form)
+                self._gate_of.append(k)
+                return
+            self._gate_of.append(-1)
+
+    def _matching(self, text: str | bytes, any_one: bool = False) -> list[int]:
+        """The signatures whose form occurs in ``text``, in order (with ``any_one``, as soon as
+        one is known: the gate's own form, else those of the second set)."""
+        found = self._gate.Match(text)
+        if not found:
+            return []
+        gate = self._gate_of
+        hits = [gate[i] for i in found if gate[i] >= 0]
+        if len(hits) < len(found) and not (any_one and hits):  # a fragment occurs
+            costly = self._costly_of
+            hits += [costly[i] for i in self._costly.Match(text) or ()]
+        return sorted(set(hits))
 
     def occurs_in(self, text: str | bytes) -> bool:
-        """Can a signature occur in ``text`` (or in any block of its lines)? One linear pass; the
-        set matches ``^`` and ``$`` at every line, so a block's match is also one of the text
-        around it, and :meth:`search` confirms each with the signature as written."""
-        return not self._empty and self._set.Match(text) is not None
+        """Can a signature occur in ``text`` (or in any block of its lines)? One linear pass (and
+        a second where a fragment of a costly form occurs); the sets match ``^`` and ``$`` at
+        every line, so a block's match is also one of the text around it, and :meth:`search`
+        confirms each with the signature as written."""
+        return not self._empty and bool(self._matching(text, any_one=True))
 
     def match_starts(self, text: str) -> list[int]:
         """Where in ``text`` the signatures that occur in it first match."""
@@ -329,10 +451,9 @@ class SignatureIndex:
         """Every signature that occurs in ``text``, with its first match."""
         if self._empty:
             return []
-        found = self._set.Match(text)
         hits = []
         whole = set()
-        for k in sorted(found or ()):
+        for k in self._matching(text):
             sig = self.signatures[k]
             key = (sig.rule.id, sig.index)
             if sig.cut and key in whole:  # the uncut form matched: the variant adds nothing
