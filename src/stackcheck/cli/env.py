@@ -6,6 +6,7 @@ import os
 
 import click
 
+from stackcheck.cli import leave, short_lived
 from stackcheck.cli.common import emit_json, finish, json_option, profile_option, registry_option
 
 
@@ -141,10 +142,7 @@ def create(
     and carried over to uv. Exit 0 when the new environment passes its preflight (warnings
     too), 1 when it is blocked or the plan is refused, 2 on bad input.
     """
-    if _own_process():
-        import gc
-
-        gc.disable()  # a short-lived process: ~60 collections while ~300 modules load, freeing nothing
+    short_lived()  # ~60 collections while ~300 modules load, freeing nothing; no teardown
     from stackcheck.provision.create import check_target, planned_steps
     from stackcheck.provision.create import create as make
     from stackcheck.provision.installer import choose_installer
@@ -218,22 +216,13 @@ def _own_process() -> bool:
 
 
 def _leave(code: int) -> None:
-    """Exit with ``code``; as the stackcheck program itself, at once: the atexit handlers run
-    and the output is flushed, the interpreter's teardown of every loaded module (10-20 ms
-    here, after all the work is done) is skipped."""
+    """Exit with ``code``; as the stackcheck program itself, at once (:func:`stackcheck.cli.leave`:
+    the atexit handlers run and the output is flushed, the interpreter's teardown of every
+    loaded module, 10-20 ms here after all the work is done, is skipped)."""
     if not _own_process():
         finish(code)
         return
-    import atexit
-    import sys
-
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # as cli.main: a reader that went away is no error
-        code = 0
-    os._exit(code)
+    leave(code)
 
 
 def _step(text: str) -> None:
