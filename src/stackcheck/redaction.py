@@ -499,9 +499,16 @@ def redact_value(obj, _secret=False):
         if all(type(k) is str for k in keys):
             # the keys' part of the gate, once per set of keys (a probe's records share theirs):
             # no token or word of the gate can span the "\n" between two texts
-            values = [v if type(v) is str else "\n".join(v) for v in obj.values() if _plain(v)]
+            values, simple = [], True  # simple: every value plain or a scalar
+            for v in obj.values():
+                if type(v) is str:
+                    values.append(v)
+                elif _plain(v):
+                    values.append("\n".join(v))
+                elif type(v) not in _SCALARS:
+                    simple = False
             clean = not _keys_suspect(keys) and not _suspect("\n".join(values))
-            if clean and all(_plain(v) or type(v) in _SCALARS for v in obj.values()):
+            if clean and simple:
                 return obj  # what the loop below answers for it: no secret name, nothing to clean
         else:
             texts = [k for k in obj if type(k) is str]
