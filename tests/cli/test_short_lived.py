@@ -124,3 +124,34 @@ def test_main_argv_never_marks_the_process(monkeypatch, capsys):
         cli.main(["--version"])
     assert left.value.code == 0 and capsys.readouterr().out.startswith("stackcheck, version ")
     assert (cli.STANDALONE, cli.SHORT_LIVED, gc.get_threshold()) == (False, False, before)
+
+
+class _Stream:
+    def __init__(self, error=None, closed=False):
+        self.error, self.closed, self.flushed = error, closed, 0
+
+    def flush(self):
+        self.flushed += 1
+        if self.error is not None:
+            raise self.error
+
+
+@pytest.mark.parametrize(
+    "stdout, stderr, code",
+    [
+        (_Stream(), _Stream(), 3),  # the command's own code
+        (_Stream(BrokenPipeError()), _Stream(), 0),  # a reader that went away: no error
+        (_Stream(OSError(28, "No space left on device")), _Stream(), 120),  # as the interpreter's exit
+        (_Stream(closed=True), _Stream(), 3),  # a closed stream is not flushed
+    ],
+)
+def test_leave_runs_the_atexit_handlers_flushes_and_exits_at_once(monkeypatch, stdout, stderr, code):
+    ran, left = [], []
+    monkeypatch.setattr(cli, "SHORT_LIVED", True)
+    monkeypatch.setattr("atexit._run_exitfuncs", lambda: ran.append(True))
+    monkeypatch.setattr(os, "_exit", left.append)
+    monkeypatch.setattr("sys.stdout", stdout)
+    monkeypatch.setattr("sys.stderr", stderr)
+    cli.leave(3)
+    assert (ran, left) == ([True], [code])
+    assert (stdout.flushed, stderr.flushed) == (0 if stdout.closed else 1, 1)

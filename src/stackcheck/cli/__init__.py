@@ -101,18 +101,22 @@ def short_lived() -> None:
 
 def leave(code: int) -> NoReturn:
     """``sys.exit(code)``; after :func:`short_lived`, at once: the atexit handlers run and
-    stdout and stderr are flushed (a reader that went away is no error, as in :func:`main`),
-    then ``os._exit`` skips the teardown."""
+    stdout and stderr are flushed (a reader that went away is no error, as in :func:`main`;
+    another failed flush is exit 120, as the interpreter's own exit makes it), then
+    ``os._exit`` skips the teardown."""
     if not SHORT_LIVED:
         sys.exit(code)
     import atexit
 
     atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        code = 0
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and not stream.closed:
+                stream.flush()
+        except BrokenPipeError:
+            code = 0
+        except OSError:
+            code = 120
     os._exit(code)
 
 
