@@ -25,7 +25,9 @@ prints and the metadata cache it writes are redacted where they are made.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 
 __all__ = [
@@ -251,6 +253,22 @@ def _suspect(text: str) -> bool:
     return _ANCHORS.search(text) is not None or _SECRETISH.search(text.lower()) is not None
 
 
+def _suspect_items(texts) -> list[int]:
+    """The indexes of the strings of ``texts`` that :func:`_suspect` fires on, found with
+    one scan of them all: a match never spans the "\n" between two, and after one the
+    scan goes on at the start of the next string."""
+    found = set()
+    for pattern, parts in ((_ANCHORS, texts), (_SECRETISH, [t.lower() for t in texts])):
+        ends = list(itertools.accumulate(len(t) + 1 for t in parts))  # one past each "\n"
+        joined = "\n".join(parts)
+        m = pattern.search(joined)
+        while m is not None:
+            i = bisect.bisect_right(ends, m.start())
+            found.add(i)
+            m = pattern.search(joined, ends[i]) if i + 1 < len(ends) else None
+    return sorted(found)
+
+
 _URL = r"((?:[A-Za-z][A-Za-z0-9+.-]*)?://)([^\s\"'`]+)"
 _HOST = r"(?:[A-Za-z0-9._~%!$&()*+,;=-]+|\[[0-9A-Fa-f:.]*\])(?::[0-9]*)?"
 _AT_HOST = (  # "@" and a host name: dotted with a letter TLD, localhost, [IPv6], IPv4
@@ -432,6 +450,16 @@ def redact_argv(argv):
     return out if changed else argv
 
 
+_SCALARS = (bool, int, float, type(None))  # values redact_value returns as they are
+
+
+@functools.lru_cache(maxsize=256)  # noqa: UP033 - Python 3.8 (see the module docstring)
+def _keys_suspect(keys: tuple) -> bool:
+    """Whether the gate fires on a dict's ``str`` keys. It fires on every secret name too:
+    each word :func:`looks_secret` takes holds one of the gate's words."""
+    return _suspect("\n".join(keys))
+
+
 def _plain(value) -> bool:
     kind = type(value)
     return kind is str or (kind is list and all(type(v) is str for v in value))
@@ -446,8 +474,18 @@ def redact_value(obj, _secret=False):
     if kind is str:
         return (REDACTED if obj else obj) if _secret else redact_text(obj)
     if kind is list or kind is tuple:
-        if not _secret and obj and all(type(v) is str for v in obj) and not _suspect("\n".join(obj)):
-            return obj  # one gate for a whole list of plain strings (requires, sys.path …)
+        if not _secret and obj and all(type(v) is str for v in obj):
+            # one gate for a whole list of plain strings (requires, sys.path …), and only the
+            # strings it fires on are cleaned (redact_text returns any other as it is)
+            suspects = _suspect_items(obj)
+            if not suspects:
+                return obj
+            if not any(obj[i][:1] == "-" for i in suspects):  # no option: nothing hides the next word
+                cleaned = {i: redact_text(obj[i]) for i in suspects}
+                if all(cleaned[i] is obj[i] for i in suspects):
+                    return obj
+                new = [cleaned.get(i, v) for i, v in enumerate(obj)]
+                return new if kind is list else tuple(new)
         if _secret:
             new = [REDACTED if isinstance(v, str) and v else redact_value(v) for v in obj]
         else:
@@ -457,9 +495,25 @@ def redact_value(obj, _secret=False):
         return new if kind is list else tuple(new)
     if kind is dict:
         # keys, strings and lists of strings pass one gate together; secret-named keys always
-        texts = [k for k in obj if type(k) is str]
-        texts += [v if type(v) is str else "\n".join(v) for v in obj.values() if _plain(v)]
-        clean = not _suspect("\n".join(texts))
+        keys = tuple(obj)
+        if all(type(k) is str for k in keys):
+            # the keys' part of the gate, once per set of keys (a probe's records share theirs):
+            # no token or word of the gate can span the "\n" between two texts
+            values, simple = [], True  # simple: every value plain or a scalar
+            for v in obj.values():
+                if type(v) is str:
+                    values.append(v)
+                elif _plain(v):
+                    values.append("\n".join(v))
+                elif type(v) not in _SCALARS:
+                    simple = False
+            clean = not _keys_suspect(keys) and not _suspect("\n".join(values))
+            if clean and simple:
+                return obj  # what the loop below answers for it: no secret name, nothing to clean
+        else:
+            texts = [k for k in obj if type(k) is str]
+            texts += [v if type(v) is str else "\n".join(v) for v in obj.values() if _plain(v)]
+            clean = not _suspect("\n".join(texts))
         out = {}
         changed = False
         for key, value in obj.items():

@@ -121,7 +121,8 @@ def test_a_hit_loads_no_openssl_pathlib_or_dataclasses(box, args):
     ipaddress) or dataclasses (with the source-of-facts table): ≈ 6 ms of a warm preflight."""
     heavy = "_hashlib hashlib pathlib dataclasses stackcheck.sources"
     miss = cli(box, *args, TEST_WATCH=heavy)
-    assert judged(miss) and "pathlib" in loaded(miss)  # judging loads them (the watch works)
+    assert judged(miss) and "dataclasses" in loaded(miss)  # judging loads it (the watch works)
+    assert "pathlib" not in loaded(miss)  # nor does judging load pathlib (issue 13: cold path)
     assert loaded(cli(box, *args, TEST_WATCH=heavy)) == HIT
 
 

@@ -96,3 +96,31 @@ def test_inline_sections_run_in_the_calling_thread_and_the_others_in_their_own(m
     assert ran["git"].name == "stackcheck-probe-git" and ran["git"].daemon
     assert {"env", "launch", "network", "hosted", "kernels", "platform"} == probe.INLINE
     assert not probe.INLINE & {"accelerators", "torch", "toolchain", "git", "engines"}  # NVML, subprocesses
+
+
+def test_the_threaded_sections_needing_no_context_run_while_the_interpreter_is_probed(monkeypatch):
+    """A live gather starts the NVML and compiler sections (threaded, :data:`NO_CONTEXT`)
+    before it probes the interpreter: the interpreter probe below returns only once the
+    toolchain section has begun, which it could not if the sections waited for it."""
+    import stackcheck.probe.toolchain
+
+    begun, probed_after = threading.Event(), []
+    real_collect, real_sections = stackcheck.probe.toolchain.collect, probe.interpreter_sections
+
+    def collect(ctx):
+        begun.set()
+        assert (ctx.python, ctx.packages) == ({}, {})  # it was given no context
+        return real_collect(ctx)
+
+    def sections(python_path=None, modules=()):
+        probed_after.append(begun.wait(30))
+        return real_sections(python_path, modules)
+
+    monkeypatch.setattr(stackcheck.probe.toolchain, "collect", collect)
+    monkeypatch.setattr(probe, "interpreter_sections", sections)
+    early = {n for n in probe.JUDGED if n in probe.NO_CONTEXT and n not in probe.INLINE}
+    assert early == {"accelerators", "toolchain"}
+    snap = probe.gather(sections=probe.JUDGED)
+    assert probed_after == [True]
+    assert snap.toolchain.status in ("ok", "absent") and snap.toolchain.source == "files+subprocess"
+    assert snap.packages.distributions and all(getattr(snap, n).source != "not-probed" for n in probe.JUDGED)

@@ -6,12 +6,11 @@ else the built-in catalog. A user registry sits on top of the built-in catalog u
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import msgspec
 
 from stackcheck import identifiers
-from stackcheck.catalog.paths import BUILTIN_DIR, REGISTRY_PATH, builtin_files, find_registry
+from stackcheck.catalog.paths import builtin_files, builtin_names, find_registry
 from stackcheck.errors import InputError
 from stackcheck.models.profile import BASE_CATEGORY, Profile, ProfileSummary, Registry
 
@@ -26,6 +25,21 @@ __all__ = [
 ]
 
 BUILTIN = "built-in"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from stackcheck.catalog.paths import BUILTIN_DIR, REGISTRY_PATH
+
+
+def __getattr__(name: str):
+    # BUILTIN_DIR and REGISTRY_PATH (Paths) on first use: a cold preflight loads no pathlib
+    if name in ("BUILTIN_DIR", "REGISTRY_PATH"):
+        from stackcheck.catalog import paths
+
+        return getattr(paths, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -59,14 +73,14 @@ def _add(entries: dict[str, Entry], registry: Registry, file: str, replace: set[
         entries[profile.id] = Entry(profile, file, index)
 
 
-def builtin_label(path: Path) -> str:
+def builtin_label(path: str | os.PathLike) -> str:
     """How problems and listings name a built-in file: stable across installs."""
-    return f"stackcheck/catalog/builtin/{path.name}"
+    return f"stackcheck/catalog/builtin/{os.path.basename(path)}"
 
 
 def builtin_entries() -> dict[str, Entry]:
     entries: dict[str, Entry] = {}
-    for path in builtin_files():
+    for path in builtin_names():  # builtin_files() as str: no pathlib
         _add(entries, read_registry(path), builtin_label(path), replace=set())
     return entries
 
@@ -176,6 +190,11 @@ def load_entries(path: Path | None) -> tuple[dict[str, Entry], str]:
 def load_catalog(registry: str | None = None, cwd: str | None = None) -> Catalog:
     """The catalog from ``registry`` (a file), else the nearest
     ``requirements/environment-profiles.json`` above ``cwd``, else the built-in catalog."""
-    path = Path(registry) if registry else find_registry(cwd)
+    if registry:
+        from pathlib import Path
+
+        path: Path | None = Path(registry)
+    else:
+        path = find_registry(cwd)
     entries, source = load_entries(path)
     return Catalog(entries, source)

@@ -9,9 +9,10 @@ once per context, whichever check asks first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from stackcheck.models.finding import PipInstall
 from stackcheck.models.profile import Profile
@@ -30,16 +31,18 @@ if TYPE_CHECKING:
     from stackcheck.requirements import DistIndex
 
 
-@dataclass
-class Context:
+class Context(msgspec.Struct, dict=True):  # dict: for the cached facts; a dataclass's making: ≈ 0.3 ms
     """One judge run's inputs (``snapshot``; ``profile`` when one was given; ``knowledge``:
     the tables and rules, the loaded ones when None; ``deep``: the probe ran code) and the
     facts derived from them, each computed once."""
 
     snapshot: Snapshot
     profile: Profile | None = None
-    knowledge_base: Knowledge | None = field(default=None, repr=False)
+    knowledge_base: Knowledge | None = None
     deep: bool = False
+
+    def __repr__(self) -> str:  # as the dataclass wrote it: without the knowledge base
+        return f"Context(snapshot={self.snapshot!r}, profile={self.profile!r}, deep={self.deep!r})"
 
     @cached_property
     def knowledge(self) -> Knowledge:

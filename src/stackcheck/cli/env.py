@@ -6,9 +6,9 @@ import os
 
 import click
 
+from stackcheck.cli import short_lived
 from stackcheck.cli.common import emit_json, finish, json_option, profile_option, registry_option
 from stackcheck.cli.env_create import create_env, plan_of, sources_of, warn
-from stackcheck.cli.env_create import own_process as _own_process
 
 
 def _sources_options(fn):
@@ -97,10 +97,7 @@ def create(
     and carried over to uv. Exit 0 when the new environment passes its preflight (warnings
     too), 1 when it is blocked or the plan is refused, 2 on bad input.
     """
-    if _own_process():
-        import gc
-
-        gc.disable()  # a short-lived process: ~60 collections while ~300 modules load, freeing nothing
+    short_lived()  # ~60 collections while ~300 modules load, freeing nothing; no teardown
     if not profile_id:
         raise click.UsageError("--profile ID is required")
     create_env(

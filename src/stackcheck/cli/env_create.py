@@ -7,9 +7,6 @@ else goes through click, which words its own usage errors."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 from stackcheck.cli.output import echo_text
 
 TYPE_CHECKING = False
@@ -80,9 +77,9 @@ def light(args: list[str]) -> Callable[[], int] | None:
         return None
 
     def run() -> int:
-        import gc
+        from stackcheck.cli import short_lived
 
-        gc.disable()  # as the click command: a short-lived process, collections that free nothing
+        short_lived()  # as the click command: collections in batches, no teardown at the end
         from stackcheck.identifiers import require
 
         require(str(params["profile_id"]), "--profile", "name")  # the option's callback (cli.common.checked)
@@ -232,23 +229,16 @@ def create_env(
 
 
 def leave(code: int) -> None:
-    """Exit with ``code``; as the stackcheck program itself, at once: the atexit handlers run
-    and the output is flushed, the interpreter's teardown of every loaded module (10-20 ms
-    here, after all the work is done) is skipped."""
+    """Exit with ``code``; as the stackcheck program itself at once (:func:`stackcheck.cli.leave`:
+    the atexit handlers run, the output is flushed, the interpreter's teardown is skipped)."""
     if not own_process():
         from stackcheck.cli.common import finish
 
         finish(code)
         return
-    import atexit
+    from stackcheck.cli import leave as exit_now
 
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # as cli.main: a reader that went away is no error
-        code = 0
-    os._exit(code)
+    exit_now(code)
 
 
 def step(text: str) -> None:

@@ -53,8 +53,13 @@ def answer(args: list[str]):
     COMMAND_LINE = True
     if "_STACKCHECK_COMPLETE" in os.environ:  # shell completion: click's own protocol
         return None
-    light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args) or deps(args)
-    light = light or env_create(args)
+    light = LIGHT.get(tuple(args)) or preflight_profile(args) or doctor(args)
+    if light is not None:
+        from stackcheck.cli import short_lived
+
+        short_lived()  # a bounded command: collections in batches, no teardown at the end
+        return light
+    light = deps(args) or env_create(args)  # env create marks itself short-lived when it runs
     if light is not None:
         return light
     if len(args) == 1 and args[0] in VERSION:

@@ -352,7 +352,7 @@ def extra_gate(text: str) -> str | None:
     ``extra == "x"`` clause — most Requires-Dist of big projects (transformers has hundreds).
     Such a requirement is skipped unparsed unless someone asks for that extra."""
     _, semi, marker = text.partition(";")
-    if not semi or "extra" not in marker or _OR.search(marker):
+    if not semi or "extra" not in marker or ("or" in marker and _OR.search(marker)):  # a substring test first
         return None
     found = _EXTRA_CLAUSE.findall(marker)
     return normalize_name(found[0]) if len(found) == 1 else None

@@ -35,10 +35,16 @@ def load_knowledge(
 
 def knowledge_key(
     data_dir: str | os.PathLike | None = None, rules: Sequence[str | os.PathLike] | None = None
-) -> tuple[Path, tuple[tuple[Path, int, int], ...]]:
+) -> tuple[str | Path, tuple[tuple[Path, int, int], ...]]:
     """What :func:`load_knowledge` caches a knowledge base by: its directory and its extra rule
     files as they are on disk (what was compiled from one, e.g. triage's signatures, is
-    cached by the same key)."""
+    cached by the same key). The packaged data without extra rule files (a plain preflight)
+    is keyed by its directory as a ``str``, as ``Path`` writes it: no pathlib."""
+    from stackcheck.knowledge import paths
+
+    directory = paths.data_dir_name() if data_dir is None else os.fspath(data_dir)
+    if directory == paths.DATA_DIR_NAME and not (paths.extra_rule_names() if rules is None else rules):
+        return paths.DATA_DIR_NAME, ()
     from pathlib import Path
 
     from stackcheck.knowledge.paths import data_dir as default_dir
@@ -73,7 +79,7 @@ def _stamp(path: Path) -> tuple[Path, int, int]:
 
 
 @lru_cache(maxsize=8)
-def _load(directory: Path, extra: tuple[tuple[Path, int, int], ...] = ()) -> Knowledge:
+def _load(directory: str | Path, extra: tuple[tuple[Path, int, int], ...] = ()) -> Knowledge:
     from stackcheck.knowledge.loader import load_from
 
     return load_from(directory, [p for p, _, _ in extra])

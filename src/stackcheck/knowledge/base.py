@@ -4,10 +4,10 @@ package pins). Code interprets these tables; no version number is written in cod
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
+import msgspec
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -73,8 +73,7 @@ def _platform_key(platform: str) -> str:
     return "windows" if platform.lower().startswith("win") else "linux"
 
 
-@dataclass
-class Knowledge:
+class Knowledge(msgspec.Struct, dict=True):  # dict: for the cached lookups; a dataclass's making: ≈ 0.3 ms
     """Everything under ``knowledge/data``, validated. Build it with ``load_knowledge()``."""
 
     drivers: CudaDriverTable
@@ -82,7 +81,7 @@ class Knowledge:
     archs: ArchListTable
     pins: PinTable
     rules: list[Rule]
-    files: dict[str, str] = field(default_factory=dict)  # table name → file it came from
+    files: dict[str, str] = msgspec.field(default_factory=dict)  # table name → file it came from
 
     # ----- rules -----
     @cached_property

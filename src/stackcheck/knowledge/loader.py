@@ -8,16 +8,16 @@ log.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from stackcheck.errors import InputError
-from stackcheck.fileio import decode_json, load_json_any, read_bytes
+from stackcheck.fileio import decode_json, json_files, load_json_any, read_bytes
 from stackcheck.knowledge.base import Knowledge
-from stackcheck.knowledge.paths import DATA_DIR, RULES_DIR, RULES_ENV, data_dir, extra_rule_paths
+from stackcheck.knowledge.paths import DATA_DIR_NAME, RULES_ENV, data_dir, extra_rule_paths
 from stackcheck.knowledge.tables import (
     KNOWLEDGE_SCHEMA_VERSION,
     ArchListTable,
@@ -27,8 +27,23 @@ from stackcheck.knowledge.tables import (
 )
 from stackcheck.models.rule import RULE_SCHEMA_VERSION, Rule
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from stackcheck.knowledge.paths import DATA_DIR, RULES_DIR
+
 # where the files are (re-exported: they moved to knowledge.paths, which a warm run reads alone)
 __all__ = ["DATA_DIR", "RULES_DIR", "RULES_ENV", "data_dir", "extra_rule_paths", "load_from", "load_rules"]
+
+
+def __getattr__(name: str):
+    # DATA_DIR and RULES_DIR (Paths) on first use: the packaged knowledge is read without pathlib
+    if name in ("DATA_DIR", "RULES_DIR"):
+        from stackcheck.knowledge import paths
+
+        return getattr(paths, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # table name → (file, model, the list of its sourced rows)
 TABLES: dict[str, tuple[str, type[Any], str]] = {
@@ -41,34 +56,37 @@ TABLES: dict[str, tuple[str, type[Any], str]] = {
 _SOURCED_LISTS = ("toolkits", "mvc_floors", "releases", "builds", "pins")
 
 
-def load_from(directory: Path, extra_rules: Sequence[Path] = ()) -> Knowledge:
+def load_from(directory: str | os.PathLike, extra_rules: Sequence[Path] = ()) -> Knowledge:
     """The knowledge base of ``directory``, plus the rules of ``extra_rules`` (rule files or
-    folders of them, e.g. mined rules): they enter exactly as the packaged rules do."""
+    folders of them, e.g. mined rules): they enter exactly as the packaged rules do.
+    ``directory``: a ``Path``, or a ``str`` as ``Path`` writes it (the packaged one, read
+    without pathlib): the files are named ``str(Path(directory) / name)`` either way."""
     tables: dict[str, Any] = {}
     files: dict[str, str] = {}
     for name, (filename, model, _) in TABLES.items():
-        path = directory / filename
-        table = decode_json(read_bytes(path, "knowledge table"), model, str(path), "knowledge table")
+        path = os.path.join(directory, filename)
+        table = decode_json(read_bytes(path, "knowledge table"), model, path, "knowledge table")
         _check_version(path, table.schema_version, KNOWLEDGE_SCHEMA_VERSION)
         _check_sources(path, table)
         tables[name] = table
-        files[name] = str(path)
+        files[name] = path
     # The packaged rules are RE2-checked by the test suite and again by triage when it
-    # compiles them; a data directory from elsewhere is checked here, at load.
-    packaged = directory.resolve() == Path(DATA_DIR).resolve()
-    rules = load_rules(directory / "rules", check_signatures=not packaged)
+    # compiles them; a data directory from elsewhere is checked here, at load. (Path.resolve
+    # is os.path.realpath.)
+    packaged = os.path.realpath(directory) == os.path.realpath(DATA_DIR_NAME)
+    rules = load_rules(os.path.join(directory, "rules"), check_signatures=not packaged)
     if extra_rules:
-        known = {r.id: directory / "rules" for r in rules}
+        known = {r.id: os.path.join(directory, "rules") for r in rules}
         rules = sorted([*rules, *load_rule_files(extra_rules, known=known)], key=lambda r: r.id)
     return Knowledge(rules=rules, files=files, **tables)
 
 
-def _check_version(path: Path, found: str, expected: str) -> None:
+def _check_version(path: str | os.PathLike, found: str, expected: str) -> None:
     if found.split(".")[0] != expected.split(".")[0]:
         raise InputError(f"{path}: schema_version: expected {expected.split('.')[0]}.x, found {found!r}")
 
 
-def _check_sources(path: Path, table: Any) -> None:
+def _check_sources(path: str, table: Any) -> None:
     """Every fact row names at least one source; a tag must be declared in ``sources``."""
     for list_name in _SOURCED_LISTS:
         for i, row in enumerate(getattr(table, list_name, None) or []):
@@ -91,17 +109,17 @@ def _is_citation(text: str) -> bool:
     return any(ch in text for ch in "#/") or text.startswith("http")
 
 
-def load_rules(directory: Path, *, check_signatures: bool = True) -> list[Rule]:
+def load_rules(directory: str | os.PathLike, *, check_signatures: bool = True) -> list[Rule]:
     """All rules of ``directory/*.json`` sorted by ID; signatures compiled with RE2 unless
     ``check_signatures`` is off."""
-    files = sorted(directory.glob("*.json"))
+    files = json_files(directory)  # sorted(directory.glob("*.json")), as str
     return sorted(_read_rule_files(files, check_signatures, {}), key=lambda r: r.id)
 
 
-def load_rule_files(paths: Sequence[Path], *, known: dict[str, Path] | None = None) -> list[Rule]:
+def load_rule_files(paths: Sequence[Path], *, known: dict[str, str] | None = None) -> list[Rule]:
     """The rules of rule files or folders of them (``*.json``), RE2-checked; an ID may be
     defined once across them and ``known`` (ID → where it is already defined)."""
-    files: list[Path] = []
+    files: list[str | Path] = []
     for path in paths:
         if path.is_dir():
             files.extend(sorted(path.glob("*.json")))
@@ -112,7 +130,9 @@ def load_rule_files(paths: Sequence[Path], *, known: dict[str, Path] | None = No
     return _read_rule_files(files, True, dict(known or {}))
 
 
-def _read_rule_files(files: list[Path], check_signatures: bool, known: dict[str, Path]) -> list[Rule]:
+def _read_rule_files(
+    files: Sequence[str | Path], check_signatures: bool, known: dict[str, Any]
+) -> list[Rule]:
     rules: list[Rule] = []
     for path in files:
         raw = load_json_any(path, "rule file")
@@ -129,7 +149,7 @@ def _read_rule_files(files: list[Path], check_signatures: bool, known: dict[str,
     return rules
 
 
-def _decode_rule(path: Path, index: int, item: Any, check_signatures: bool = True) -> Rule:
+def _decode_rule(path: str | Path, index: int, item: Any, check_signatures: bool = True) -> Rule:
     label = f"rule {item.get('id')}" if isinstance(item, dict) and item.get("id") else f"rules[{index}]"
     try:
         rule = msgspec.convert(item, Rule)
@@ -161,7 +181,7 @@ def _decode_rule(path: Path, index: int, item: Any, check_signatures: bool = Tru
 _SPECIFIER_FIELDS = ("torch_cuda", "driver", "compute_capability", "python", "glibc")
 
 
-def _check_scope(path: Path, label: str, rule: Rule) -> None:
+def _check_scope(path: str | Path, label: str, rule: Rule) -> None:
     """Scope specifiers and requirements parse, so evaluation can never fail on data."""
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier, SpecifierSet

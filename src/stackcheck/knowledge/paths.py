@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 RULES_ENV = "STACKCHECK_RULES"  # extra rule files or folders, os.pathsep-separated
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+DATA_DIR_NAME = _DATA  # DATA_DIR as a str (as Path writes it: made by os.path from an absolute path)
 _RULES = os.path.join("requirements", "stackcheck-rules")  # a team's (mined) rules, beside its profiles
 
 

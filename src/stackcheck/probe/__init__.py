@@ -110,7 +110,12 @@ def gather(
     elif interpreter_facts is not None:
         interp = interpreter_facts
     else:
+        # the threaded sections that need no context (NVML, the compiler's subprocess) run
+        # while the interpreter is probed, instead of after it
+        free = tuple(n for n in wanted if n in NO_CONTEXT and n not in INLINE)
+        collected_early = _start_all(free, ProbeContext(python={}, packages={}, deep=deep))
         interp = interpreter_sections(python_path, modules)
+        early = collected_early()
     ctx = ProbeContext(python=interp["python"], packages=interp["packages"], deep=deep)
     collected = {**early, **_collect_all(tuple(n for n in wanted if n not in early), ctx)}
 
@@ -129,6 +134,14 @@ def gather(
 
 
 def _collect_all(wanted, ctx: ProbeContext) -> dict:
+    """section → Section of every name in ``wanted``, each collected from ``ctx``."""
+    return _start_all(wanted, ctx)()
+
+
+def _start_all(wanted, ctx: ProbeContext) -> Callable[[], dict]:
+    """:func:`_collect_all`, started: the sections of :data:`INLINE` are collected now,
+    the others in threads of their own; the call returned waits for those (until one
+    shared deadline, counted from now) and answers what :func:`_collect_all` does."""
     import threading
     import time
 
@@ -157,7 +170,7 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
             continue
         funcs[name] = module.collect
     if not funcs:
-        return out
+        return lambda: out
     # one daemon thread a section (not concurrent.futures: its import, with logging's, is a
     # tenth of a snapshot, and its workers are joined at exit, so a hung section would hold
     # the process): every section is waited for until one shared deadline
@@ -180,6 +193,12 @@ def _collect_all(wanted, ctx: ProbeContext) -> dict:
             run(name, fn)
     for thread in threads:
         thread.start()
+    return lambda: _finish(funcs, threads, answers, out, types, deadline)
+
+
+def _finish(funcs, threads, answers: dict, out: dict, types: dict, deadline: float) -> dict:
+    import time
+
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
     for name in funcs:

@@ -17,7 +17,8 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+
+import msgspec
 
 from stackcheck.redaction import looks_secret
 
@@ -41,8 +42,7 @@ _CHUNK = 65536
 _POSIX = os.name == "posix"
 
 
-@dataclass
-class Completed:
+class Completed(msgspec.Struct):  # not a dataclass: its making is ≈ 0.3 ms of a cold preflight
     returncode: int | None  # None on timeout or when the program could not start
     stdout: str
     stderr: str
