@@ -54,9 +54,13 @@ def same(out: bytes) -> bytes:
         ["doctor"],
         ["doctor", "--json"],
         ["snapshot", "--json"],
+        ["triage", "--no-env", "--json", "ERROR_LOG"],  # through click, marked by the command
     ],
 )
 def test_a_bounded_command_collects_in_batches_and_skips_the_teardown(tmp_path, args):
+    log = tmp_path / "error.log"
+    log.write_text("Traceback (most recent call last):\nRuntimeError: CUDA error: out of memory\n")
+    args = [str(log) if a == "ERROR_LOG" else a for a in args]
     done = probed(args, tmp_path)
     reference = subprocess.run(clicks(*args), env=_env(None), capture_output=True, cwd=tmp_path, timeout=120)
     # the atexit handler ran, the collector was on with the batch threshold, no teardown ran

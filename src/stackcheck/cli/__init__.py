@@ -122,6 +122,37 @@ def leave(code: int) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one-line errors and exit 2 for bad input, never a traceback."""
+    try:
+        _main(argv)
+    except OSError as exc:
+        if not _cannot_write(exc):
+            raise
+        _unwritable(exc)
+
+
+# what writing the output to a full disk, a quota or a failing device raises (no file named:
+# the stream is stdout or stderr; a file stackcheck writes is named by its own one-line error)
+_WRITE_ERRNOS = frozenset(("ENOSPC", "EDQUOT", "EFBIG", "EIO"))
+
+
+def _cannot_write(exc: OSError) -> bool:
+    import errno
+
+    return exc.filename is None and errno.errorcode.get(exc.errno or 0) in _WRITE_ERRNOS
+
+
+def _unwritable(exc: OSError) -> NoReturn:
+    """One line on stderr, exit 120 (the interpreter's code for output it could not flush), at
+    once: the output left in the buffers would fail again at the interpreter's exit."""
+    try:
+        sys.stderr.write(f"stackcheck: error: cannot write the output: {exc.strerror or exc}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    os._exit(120)
+
+
+def _main(argv: list[str] | None) -> None:
     global STANDALONE
     STANDALONE = argv is None
     if argv is None and _shield_from_pythonpath():

@@ -49,9 +49,11 @@ def triage(file, source, no_env, top, jobs, as_json) -> None:
     linear time), and ranks the matches by how specific they are and whether the
     environment agrees. No match: it says so and shows the failure region it found.
     """
+    from stackcheck.cli import short_lived
     from stackcheck.errors import InputError
     from stackcheck.triage import triage_stream
 
+    short_lived()  # bounded memory by design: collections in batches, no teardown at the end
     if file is None:
         if sys.stdin.isatty():
             raise click.UsageError("give a FILE, or '-' and pipe the error text on stdin")

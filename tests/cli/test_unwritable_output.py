@@ -1,0 +1,55 @@
+"""Output that cannot be written (stdout on a full disk: ``/dev/full``) is one line on stderr and
+exit 120, the interpreter's own code for output it could not flush — never a traceback, on the
+start-up path (``--version``, a command answered without click) and through click alike."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from stackcheck import cli
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+LINE = b"stackcheck: error: cannot write the output: No space left on device\n"
+
+
+def _run(args, cwd):
+    code = "import sys; sys.argv = ['stackcheck', *sys.argv[1:]]; from stackcheck.cli import main; main()"
+    with open("/dev/full", "wb") as full:
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], stdout=full, stderr=subprocess.PIPE, cwd=cwd, timeout=120
+        )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],  # answered by the start-up path before any command runs
+        ["preflight", "-p", "BASE-CPU"],  # answered without click
+        ["profiles", "list"],  # through click
+        ["triage", "--no-env", "ERROR_LOG"],
+    ],
+)
+def test_a_full_disk_is_one_line_and_exit_120(tmp_path, args):
+    log = tmp_path / "error.log"
+    log.write_text("RuntimeError: CUDA error: out of memory\n")
+    done = _run([str(log) if a == "ERROR_LOG" else a for a in args], tmp_path)
+    assert (done.returncode, done.stderr) == (120, LINE)
+
+
+def test_only_output_write_failures_are_taken(monkeypatch):
+    named = OSError(28, "No space left on device", "/data/cache.json")  # a file: its own error names it
+    assert cli._cannot_write(OSError(28, "No space left on device"))
+    assert cli._cannot_write(OSError(5, "Input/output error"))
+    assert not cli._cannot_write(named)
+    assert not cli._cannot_write(OSError(13, "Permission denied"))
+
+    def fails():
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cli, "_main", lambda argv: fails())
+    with pytest.raises(PermissionError):  # not an output failure: not swallowed
+        cli.main(["--version"])
