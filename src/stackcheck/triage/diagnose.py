@@ -73,10 +73,16 @@ class _RuleFinding:
 def _loaded_signatures(key: tuple) -> SignatureIndex:
     """The compiled signatures of the knowledge base ``key`` names, once per process (the key
     :func:`~stackcheck.knowledge.load_knowledge` caches it by: directory and extra rule files)."""
+    from stackcheck import factcache
     from stackcheck.knowledge import load_knowledge
 
     directory, extra = key
-    return SignatureIndex(load_knowledge(directory, [path for path, _, _ in extra]).rules)
+    paths = [path for path, _, _ in extra]
+    # the forms derived from the patterns kept between runs, a file per knowledge base
+    where = factcache.digest(str(directory), *map(str, paths))[:20]
+    return SignatureIndex(
+        load_knowledge(directory, paths).rules, cached_as=f"facts/triage-forms-{where}.json"
+    )
 
 
 def loaded_signatures() -> SignatureIndex:
