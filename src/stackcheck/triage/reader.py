@@ -51,8 +51,17 @@ def clean_line(raw: str) -> str:
     line = raw.rstrip("\r\n")
     if "\x1b" in line:
         line = _ANSI.sub("", line)
-    if "\r" in line:  # the last part that is not blank
-        line = next((part for part in reversed(line.split("\r")) if part.strip()), "")
+    if "\r" in line:  # the last part that is not blank (found from the end: no split into parts)
+        end = len(line)
+        while True:
+            cut = line.rfind("\r", 0, end)
+            if line[cut + 1 : end].strip():
+                line = line[cut + 1 : end]
+                break
+            if cut == -1:
+                line = ""
+                break
+            end = cut
     if line[:1].isdigit() or line[:1] == "\ufeff":
         line = _GHA_TIMESTAMP.sub("", line, count=1)
     if not line.isprintable() and _CONTROL.search(line):  # a printable line has none (fast test)
