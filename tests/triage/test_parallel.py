@@ -586,3 +586,24 @@ def test_triage_plans_ahead_only_while_the_rules_compile(tmp_path, small_thresho
     for pid in forks:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_range_of_coloured_lines_is_shorter_by_the_work_of_its_colour_codes(tmp_path):
+    plain, coloured = b"x" * 99 + b"\n", b"\x1b[31m" + b"x" * 90 + b"\x1b[0m\n"  # 100 bytes each
+    path = tmp_path / "coloured.log"
+    path.write_bytes(plain * 40_000 + coloured * 40_000)
+    size = path.stat().st_size
+    per_byte = [1 + (parallel.LINE_WORK_BYTES + parallel.ESCAPE_WORK_BYTES * codes) / 100 for codes in (0, 2)]
+
+    def work(a: int, b: int) -> float:
+        edge = size // 2
+        return (min(b, edge) - min(a, edge)) * per_byte[0] + (max(b, edge) - max(a, edge)) * per_byte[1]
+
+    with open(path, "rb") as stream:
+        for jobs in (2, 3):
+            edges = [0, *parallel.targets(stream.fileno(), 0, size, jobs), size]
+            done = [work(a, b) for a, b in zip(edges, edges[1:])]
+            assert max(done) / min(done) < 1.02, (jobs, edges, done)
+        assert (
+            parallel.targets(stream.fileno(), 0, size, 2)[0] > size // 2 + 100_000
+        )  # the plain half is longer
