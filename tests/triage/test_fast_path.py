@@ -310,6 +310,31 @@ def test_a_chunk_is_cleaned_as_its_lines_are(pieces, end):
     assert clean_chunk(raw) == "".join(line + "\n" for line in lines).encode()
 
 
+def last_state_by_split(line: str) -> str:
+    """What clean_line keeps of a line with a \\r: the last part of it that is not blank (as it
+    was written, splitting the line into all its parts)."""
+    return next((part for part in reversed(line.split("\r")) if part.strip()), "")
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from(["\r", " ", "\t", "\u3000", "x", "10%", "\x1b[0m", "\x08", "\n"]), max_size=12)
+)
+def test_the_last_state_of_a_progress_line_is_the_last_part_that_is_not_blank(parts):
+    line = "".join(parts)
+    plain = line.rstrip("\r\n")
+    plain = reader._ANSI.sub("", plain) if "\x1b" in plain else plain
+    expected = last_state_by_split(plain) if "\r" in plain else plain
+    assert clean_line(line) == reader._CONTROL.sub("", expected)
+
+
+def test_the_last_state_is_found_from_the_end_past_blank_parts():
+    assert clean_line("10%\r \r\t\r") == "10%"
+    assert clean_line(" \r\r ") == ""
+    assert clean_line("a\r\rb ") == "b "
+    assert clean_line("a\rb\r  \n") == "b"
+
+
 def test_clean_line_edge_cases_that_the_chunk_cleaner_must_follow():
     assert clean_line("   \r\x1b[0m") == ""  # the \r that a colour code hid is a progress bar's
     assert clean_line("   \r\n") == "   "  # a line end's \r is not

@@ -479,7 +479,9 @@ def test_the_cli_with_workers_prints_what_one_process_prints_in_bounded_memory(t
     one, forks_one, rss_one = peak_rss_of(cmd, env)
     two, forks_two, rss_two = peak_rss_of([*cmd, "--jobs", "2"], env)
     three, forks_three, _ = peak_rss_of(cmd, {**env, "STACKCHECK_TRIAGE_JOBS": "3"})
-    assert (forks_one, forks_two, forks_three) == ("forks 0", "forks 1", "forks 2")
+    # one worker per range after the first, and the child that counts the lines to the cuts
+    # while the rules load and compile (parallel.SplitAhead)
+    assert (forks_one, forks_two, forks_three) == ("forks 0", "forks 2", "forks 3")
     assert json_of(two) == json_of(three) == json_of(one) and json_of(one)["matches"][0]["rule_id"] == "KB102"
     assert rss_two < rss_one + 16 * 1024, (rss_one, rss_two)
     small = subprocess.run([*STACKCHECK, "triage", str(path), "--jobs", "0"], capture_output=True)
@@ -532,3 +534,76 @@ def test_binary_input_is_refused_as_by_one_process_and_the_workers_are_ended(
     for pid in forks:  # ended and reaped: none is left
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_the_split_planned_ahead_is_the_one_planned_here_and_its_child_is_reaped(
+    tmp_path, small_thresholds, forks
+):
+    path = big_log(tmp_path, 3)
+    with open(path, "rb") as stream:
+        for jobs in (2, 3, 4):
+            here = parallel.splits_for(stream, jobs)
+            ahead = parallel.SplitAhead(stream, jobs)
+            assert len(forks) == jobs - 1 and here is not None
+            assert ahead.split() == here and ahead.split() is None  # asked once
+            with pytest.raises(ChildProcessError):
+                os.waitpid(forks[-1], os.WNOHANG)
+        assert parallel.SplitAhead(stream, 1).split() is None
+        stopped = parallel.SplitAhead(stream, 2)
+        stopped.stop()
+        assert stopped.split() is None
+    assert len(forks) == 3 + 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forks[-1], os.WNOHANG)
+
+
+def test_where_the_child_fails_this_process_plans_the_same_cuts(tmp_path, small_thresholds, monkeypatch):
+    path = big_log(tmp_path, 3)
+    parent, plan = os.getpid(), parallel.plan
+
+    def failing(*args):  # in the child only
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return plan(*args)
+
+    monkeypatch.setattr(parallel, "plan", failing)
+    with open(path, "rb") as stream:
+        expected = parallel.splits_for(stream, 3)
+        assert expected is not None and parallel.SplitAhead(stream, 3).split() == expected
+
+
+def test_triage_plans_ahead_only_while_the_rules_compile(tmp_path, small_thresholds, forks, monkeypatch):
+    from stackcheck.triage import diagnose
+
+    path = big_log(tmp_path, 3)
+    expected = diagnosis(path, jobs=1)
+    monkeypatch.setattr(diagnose, "_COMPILED", set())
+    diagnose._loaded_signatures.cache_clear()
+    assert diagnosis(path, jobs=2) == expected
+    assert len(forks) == 2  # the child that counts the lines, one worker
+    assert diagnosis(path, jobs=2) == expected
+    assert len(forks) == 3  # compiled: the lines counted here, one worker
+    for pid in forks:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_range_of_coloured_lines_is_shorter_by_the_work_of_its_colour_codes(tmp_path):
+    plain, coloured = b"x" * 99 + b"\n", b"\x1b[31m" + b"x" * 90 + b"\x1b[0m\n"  # 100 bytes each
+    path = tmp_path / "coloured.log"
+    path.write_bytes(plain * 40_000 + coloured * 40_000)
+    size = path.stat().st_size
+    per_byte = [1 + (parallel.LINE_WORK_BYTES + parallel.ESCAPE_WORK_BYTES * codes) / 100 for codes in (0, 2)]
+
+    def work(a: int, b: int) -> float:
+        edge = size // 2
+        return (min(b, edge) - min(a, edge)) * per_byte[0] + (max(b, edge) - max(a, edge)) * per_byte[1]
+
+    with open(path, "rb") as stream:
+        for jobs in (2, 3):
+            edges = [0, *parallel.targets(stream.fileno(), 0, size, jobs), size]
+            done = [work(a, b) for a, b in zip(edges, edges[1:])]
+            assert max(done) / min(done) < 1.02, (jobs, edges, done)
+        assert (
+            parallel.targets(stream.fileno(), 0, size, 2)[0] > size // 2 + 100_000
+        )  # the plain half is longer

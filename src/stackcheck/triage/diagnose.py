@@ -69,14 +69,25 @@ class _RuleFinding:
         return max(self.hits.values(), key=lambda h: h.signature.specificity)
 
 
+_COMPILED: set[tuple] = set()  # the keys _loaded_signatures compiled (its cache may have let go of some)
+
+
 @lru_cache(maxsize=8)
 def _loaded_signatures(key: tuple) -> SignatureIndex:
     """The compiled signatures of the knowledge base ``key`` names, once per process (the key
     :func:`~stackcheck.knowledge.load_knowledge` caches it by: directory and extra rule files)."""
+    from stackcheck import factcache
     from stackcheck.knowledge import load_knowledge
 
     directory, extra = key
-    return SignatureIndex(load_knowledge(directory, [path for path, _, _ in extra]).rules)
+    paths = [path for path, _, _ in extra]
+    # the forms derived from the patterns kept between runs, a file per knowledge base
+    where = factcache.digest(str(directory), *map(str, paths))[:20]
+    index = SignatureIndex(
+        load_knowledge(directory, paths).rules, cached_as=f"facts/triage-forms-{where}.json"
+    )
+    _COMPILED.add(key)
+    return index
 
 
 def loaded_signatures() -> SignatureIndex:
@@ -216,22 +227,31 @@ def triage_stream(
     many texts with one rule list; those of the loaded knowledge base are compiled once.
     ``jobs``: worker processes for a large regular file (see :mod:`stackcheck.triage.parallel`;
     None: ``STACKCHECK_TRIAGE_JOBS`` or the usable CPUs, 1: one process)."""
+    from stackcheck.triage import parallel
+
+    ahead = None
     if signatures is None:
         if rules is not None:
             signatures = SignatureIndex(rules)
         elif knowledge is not None:
             signatures = SignatureIndex(knowledge.rules)
         else:
-            from stackcheck.knowledge import load_knowledge
+            from stackcheck.knowledge import knowledge_key, load_knowledge
 
-            knowledge = load_knowledge()
-            signatures = loaded_signatures()
+            key = knowledge_key()
+            if key not in _COMPILED:  # the lines to the cuts counted while the rules load and compile
+                ahead = parallel.SplitAhead(stream, jobs)
+            try:
+                knowledge = load_knowledge()
+                signatures = _loaded_signatures(key)
+            except BaseException:
+                if ahead is not None:
+                    ahead.stop()
+                raise
     index = signatures
     scan = _Scan(index)
     extractor = scan.extractor()
-    from stackcheck.triage import parallel
-
-    split = parallel.splits_for(stream, jobs)
+    split = ahead.split() if ahead is not None else parallel.splits_for(stream, jobs)
     if split is not None:  # a large regular file: its ranges scanned by worker processes
         parallel.scan_ranges(split, source, scan, extractor)
     else:

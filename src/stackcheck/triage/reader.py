@@ -49,10 +49,33 @@ def clean_line(raw: str) -> str:
     """One display line as a person would read it: no colour codes, no CI timestamp, and of
     a ``\\r``-overwritten progress line only the last visible state."""
     line = raw.rstrip("\r\n")
-    if "\x1b" in line:
+    if "\r" in line:
+        data = line.encode("utf-8", "surrogatepass")
+        line = _last_state(data, 0, len(data))
+    elif "\x1b" in line:
         line = _ANSI.sub("", line)
-    if "\r" in line:  # the last part that is not blank
-        line = next((part for part in reversed(line.split("\r")) if part.strip()), "")
+    return _undecorated(line)
+
+
+def _last_state(data: bytes, start: int, end: int) -> str:
+    """Of the line ``data[start:end]`` (UTF-8 with a ``\\r``), the last part between ``\\r``s that
+    is not blank once its colour codes are removed: the last state of a progress bar. A colour
+    code never holds a ``\\r``, so removing them from each part is removing them from the line;
+    the parts are found from the end and only those looked at are decoded."""
+    while True:
+        cut = data.rfind(b"\r", start, end)
+        part = data[max(cut + 1, start) : end].decode("utf-8", "surrogatepass")
+        if "\x1b" in part:
+            part = _ANSI.sub("", part)
+        if part.strip():
+            return part
+        if cut == -1:
+            return ""
+        end = cut
+
+
+def _undecorated(line: str) -> str:
+    """``line`` without a CI timestamp at its start and control characters (clean_line's last steps)."""
     if line[:1].isdigit() or line[:1] == "\ufeff":
         line = _GHA_TIMESTAMP.sub("", line, count=1)
     if not line.isprintable() and _CONTROL.search(line):  # a printable line has none (fast test)
@@ -98,7 +121,7 @@ def _progress_lines_cleaned(raw: bytes) -> bytes | None:
     pos = 0
     for m in _PROGRESS_LINE.finditer(raw):
         start = raw.rfind(b"\n", pos, m.start()) + 1
-        line = clean_line(raw[start : m.end()].decode("utf-8"))
+        line = _undecorated(_last_state(raw, start, m.end()))  # clean_line of the line
         if _GHA_TIMESTAMP.match(line):
             return None
         out += (raw[pos:start], line.encode("utf-8"))

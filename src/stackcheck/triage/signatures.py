@@ -363,10 +363,96 @@ def _options():
     return options
 
 
-class SignatureIndex:
-    """All signatures of a rule list, compiled once."""
+def _pieces(form: str) -> list[str] | None:
+    """The fragments the gate holds of a costly form; None: the form itself stands in the gate."""
+    return fragments(form) if _COSTLY.search(form) else None
 
-    def __init__(self, rules: list[Rule]) -> None:
+
+Variant = tuple[str, int, bool, "list[str] | None"]  # form, specificity, cut?, pieces (_pieces)
+
+
+def variants(pattern: str) -> list[Variant]:
+    """What the index compiles of ``pattern``: its loosened form and, where it has one, its cut
+    variant, each with its specificity and the gate's fragments of it."""
+    loosened, cut = forms(pattern)
+    out: list[Variant] = [(loosened, literal_length(pattern), False, _pieces(loosened))]
+    if cut is not None:
+        out.append((cut[0], cut[1], True, _pieces(cut[0])))
+    return out
+
+
+FORMS_FORMAT = 1  # the shape of a kept file of derived forms; another number is a foreign file
+
+
+def derived_forms(patterns: list[str], cached_as: str | None = None) -> list[list[Variant]]:
+    """:func:`variants` of each pattern. With ``cached_as`` they are read from that file below
+    the cache directory (:func:`stackcheck.cachedir.cache_root`; none with
+    ``STACKCHECK_NO_CACHE``) where it was written for the same patterns by the same deriving
+    code (this module's bytes) under the same Python (its Unicode tables decide what a word
+    is), else derived and written there."""
+    root = None
+    if cached_as is not None:
+        from stackcheck.cachedir import cache_root
+
+        root = cache_root()
+    if root is None:
+        return [variants(p) for p in patterns]
+    import sys
+
+    from stackcheck import __version__, factcache
+
+    key = [FORMS_FORMAT, __version__, sys.version, _code_digest(), factcache.digest(*patterns), len(patterns)]
+    kept = factcache.load(root, cached_as, key)
+    found = _shaped(kept, len(patterns))
+    if found is not None:
+        return found
+    derived = [variants(p) for p in patterns]
+    factcache.store(root, cached_as, key, derived)
+    return derived
+
+
+def _code_digest() -> str:
+    """A digest of this module's bytes (the code that derives the forms)."""
+    from stackcheck import factcache
+
+    try:
+        with open(__file__, "rb") as fh:
+            return factcache.digest(fh.read())
+    except OSError:
+        return ""
+
+
+def _shaped(kept: object, count: int) -> list[list[Variant]] | None:
+    """Kept forms as :func:`derived_forms` returns them; None where the file holds another shape."""
+    if not isinstance(kept, list) or len(kept) != count:
+        return None
+    out: list[list[Variant]] = []
+    for entry in kept:
+        if not isinstance(entry, list) or not 1 <= len(entry) <= 2:
+            return None
+        one: list[Variant] = []
+        for item in entry:
+            if not (isinstance(item, list) and len(item) == 4):
+                return None
+            form, specificity, is_cut, pieces = item
+            if not (
+                isinstance(form, str)
+                and type(specificity) is int
+                and type(is_cut) is bool
+                and (pieces is None or (isinstance(pieces, list) and all(isinstance(p, str) for p in pieces)))
+            ):
+                return None
+            one.append((form, specificity, is_cut, pieces))
+        out.append(one)
+    return out
+
+
+class SignatureIndex:
+    """All signatures of a rule list, compiled once. ``cached_as``: a file name below the cache
+    directory where the forms derived from the patterns are kept between runs (see
+    :func:`derived_forms`); None derives them afresh."""
+
+    def __init__(self, rules: list[Rule], *, cached_as: str | None = None) -> None:
         import re2
 
         options = _options()
@@ -375,15 +461,12 @@ class SignatureIndex:
         self._gate_of: list[int] = []  # per entry of the gate: the signature it is, -1 a fragment
         self._costly = re2.Set.SearchSet(options)  # the forms the gate holds fragments of
         self._costly_of: list[int] = []  # per entry: the signature it is
+        derived = iter(derived_forms([p for rule in rules for p in rule.signatures], cached_as))
         for rule in rules:
             for j, pattern in enumerate(rule.signatures):
-                loosened, cut = forms(pattern)
-                variants = [(loosened, literal_length(pattern), False)]
-                if cut is not None:
-                    variants.append((cut[0], cut[1], True))
-                for form, specificity, is_cut in variants:
+                for form, specificity, is_cut, pieces in next(derived):
                     try:
-                        self._add(form)
+                        self._add(form, pieces)
                     except re2.error:
                         try:  # the pattern as written is invalid: say why
                             re2.compile(pattern, options)
@@ -393,7 +476,7 @@ class SignatureIndex:
                         if is_cut:  # a form this module derived failed: keep the pattern as written
                             continue
                         form = pattern
-                        self._add(form)
+                        self._add(form, _pieces(form))
                     self.signatures.append(Signature(rule, j, pattern, form, specificity, is_cut))
         self._empty = not self.signatures
         if not self._empty:
@@ -401,13 +484,13 @@ class SignatureIndex:
         if self._costly_of:
             self._costly.Compile()
 
-    def _add(self, form: str) -> None:
-        """Add the form of the next signature to the gate, or where it is costly, to the second
-        set and its fragments to the gate (raises re2.error where it is not valid RE2)."""
+    def _add(self, form: str, pieces: list[str] | None) -> None:
+        """Add the form of the next signature to the gate, or where it is costly (``pieces``: its
+        fragments, see :func:`_pieces`), to the second set and its fragments to the gate (raises
+        re2.error where it is not valid RE2)."""
         import re2
 
         k = len(self.signatures)
-        pieces = fragments(form) if _COSTLY.search(form) else None
         if pieces is None:
             self._gate.Add(_MULTILINE + form)
             self._gate_of.append(k)
