@@ -143,3 +143,19 @@ def test_triage_keeps_the_forms_of_the_loaded_knowledge_base(cache):
     assert len(kept) == 1
     entries = json.loads(kept[0].read_text())["entries"]
     assert sum(len(entry) for entry in entries) >= len(index.signatures)
+
+
+@pytest.mark.parametrize("flag, kept", [([], 1), (["--no-cache"], 0)])
+def test_the_triage_command_keeps_the_forms_unless_told_not_to(cache, tmp_path, flag, kept):
+    import subprocess
+
+    log = tmp_path / "error.log"
+    log.write_text("RuntimeError: CUDA error: out of memory\n")
+    code = "import sys; sys.argv = ['stackcheck', *sys.argv[1:]]; from stackcheck.cli import main; main()"
+    env = {**os.environ, "STACKCHECK_CACHE_DIR": str(cache / "c")}
+    env.pop("STACKCHECK_NO_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code, "triage", "--no-env", *flag, str(log)], env=env, capture_output=True
+    )
+    assert done.returncode == 0 and b"KB102" in done.stdout
+    assert len(list((cache / "c").glob("facts/triage-forms-*.json"))) == kept

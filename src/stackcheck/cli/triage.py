@@ -7,7 +7,14 @@ import textwrap
 
 import click
 
-from stackcheck.cli.common import emit_json, finish, json_option, rules_option, source_options
+from stackcheck.cli.common import (
+    emit_json,
+    finish,
+    json_option,
+    no_cache_option,
+    rules_option,
+    source_options,
+)
 
 
 @click.command(
@@ -41,6 +48,7 @@ empty or binary input.""",
     "CPUs, at most 4; 1: one process). Pipes and files under 16 MiB are read by one process.",
 )
 @rules_option
+@no_cache_option
 @json_option
 def triage(file, source, no_env, top, jobs, as_json) -> None:
     """Diagnose an error text, traceback or whole CI log (streamed; large files are fine).
