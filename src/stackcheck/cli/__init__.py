@@ -78,8 +78,8 @@ GC_BATCH = 50_000
 
 def short_lived() -> None:
     """Mark this process as one bounded command run as the stackcheck program itself (a
-    preflight, doctor or snapshot answered without click, ``env create``); nothing for a caller
-    of ``main(argv)`` (tests, notebooks), whose process is not ours to tune.
+    preflight, doctor or snapshot answered without click, ``env create``, ``triage``); nothing
+    for a caller of ``main(argv)`` (tests, notebooks), whose process is not ours to tune.
 
     - Garbage collection in batches: the first generation is collected after
       :data:`GC_BATCH` net allocations instead of 700. While ~200 modules load, a cold
