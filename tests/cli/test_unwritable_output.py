@@ -53,3 +53,16 @@ def test_only_output_write_failures_are_taken(monkeypatch):
     monkeypatch.setattr(cli, "_main", lambda argv: fails())
     with pytest.raises(PermissionError):  # not an output failure: not swallowed
         cli.main(["--version"])
+
+
+def test_a_caller_of_main_argv_gets_the_line_and_system_exit_120(monkeypatch, capsys):
+    def full():
+        raise OSError(28, "No space left on device")
+
+    ended = []
+    monkeypatch.setattr(os, "_exit", ended.append)  # what would end the caller's own process
+    monkeypatch.setattr(cli, "_main", lambda argv: full())
+    with pytest.raises(SystemExit) as left:
+        cli.main(["--version"])
+    assert (left.value.code, ended) == (120, [])
+    assert capsys.readouterr().err == LINE.decode()

@@ -161,3 +161,18 @@ def test_a_costly_form_is_decided_by_the_second_set_where_only_its_fragment_occu
     assert index.occurs_in("Traceback (most recent call last):\n  ...\nMagicBoomError: x")
     assert [h.start for h in index.search("ok\nTraceback\nMagicBoomError: x")] == [3]
     assert index.search("MagicBoomError: x") == []
+
+
+def test_a_named_group_in_re2s_other_syntax_never_stands_as_a_flag_in_a_fragment():
+    """``(?<name>…)`` is read as one flag token: taken as a flag it would join what follows it
+    in a fragment (``(?<k>CUDA)error`` for ``(?<k>CUDA) error.*illegal…``) that the form's
+    matches do not hold. Such a form stands in the gate itself, and matches as ``(?P<k>…)`` does."""
+    text = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    found = []
+    for group in ("(?<kind>", "(?P<kind>"):
+        pattern = group + r"CUDA) error.*illegal memory access"
+        index = SignatureIndex([Rule(id="KB900", title="t", category="other", signatures=[pattern])])
+        found.append((index.occurs_in(text), [h.start for h in index.search(text)]))
+    assert found == [(True, [14]), (True, [14])]
+    assert fragments(r"(?<kind>CUDA)\s+error.*illegal\s+memory\s+access") is None
+    assert fragments(r"(?i)CUDA\s+error.*illegal\s+memory\s+access") == [r"(?i)illegal\s+memory\s+access"]

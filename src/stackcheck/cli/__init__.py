@@ -78,8 +78,8 @@ GC_BATCH = 50_000
 
 def short_lived() -> None:
     """Mark this process as one bounded command run as the stackcheck program itself (a
-    preflight, doctor or snapshot answered without click, ``env create``); nothing for a caller
-    of ``main(argv)`` (tests, notebooks), whose process is not ours to tune.
+    preflight, doctor or snapshot answered without click, ``env create``, ``triage``); nothing
+    for a caller of ``main(argv)`` (tests, notebooks), whose process is not ours to tune.
 
     - Garbage collection in batches: the first generation is collected after
       :data:`GC_BATCH` net allocations instead of 700. While ~200 modules load, a cold
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         if not _cannot_write(exc):
             raise
-        _unwritable(exc)
+        _unwritable(exc, at_once=argv is None)
 
 
 # what writing the output to a full disk, a quota or a failing device raises (no file named:
@@ -141,14 +141,17 @@ def _cannot_write(exc: OSError) -> bool:
     return exc.filename is None and errno.errorcode.get(exc.errno or 0) in _WRITE_ERRNOS
 
 
-def _unwritable(exc: OSError) -> NoReturn:
+def _unwritable(exc: OSError, *, at_once: bool = True) -> NoReturn:
     """One line on stderr, exit 120 (the interpreter's code for output it could not flush), at
-    once: the output left in the buffers would fail again at the interpreter's exit."""
+    once: the output left in the buffers would fail again at the interpreter's exit. Not at once
+    for a caller of ``main(argv)`` (``at_once`` off): its process is not ours to end."""
     try:
         sys.stderr.write(f"stackcheck: error: cannot write the output: {exc.strerror or exc}\n")
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass
+    if not at_once:
+        sys.exit(120)
     os._exit(120)
 
 

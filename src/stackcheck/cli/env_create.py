@@ -47,8 +47,9 @@ def parse(args: list[str]) -> dict[str, object] | None:
     found: dict[str, object] = {}
     it = iter(args)
     for arg in it:
+        # "=" joins a value to a long option only ("-p=X" is -p with the value "=X": click's say)
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name not in OPTIONS or (eq and name == "-p"):
+        if name not in OPTIONS:
             return None
         param, kind = OPTIONS[name]
         if kind == "flag":

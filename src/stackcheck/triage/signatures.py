@@ -287,6 +287,7 @@ def _cut(tokens: list[_Token], parts: list[str]) -> tuple[str, int] | None:
 _COSTLY = re.compile(r"\.[*+]|\[\^(?:\\.|[^]\\])*\][*+]|\{\d*,\d+\}|\(\?[a-z]*s[a-z]*[:)]")
 FRAGMENT_MIN_LITERALS = 6  # a fragment must demand this many literal characters (else no gate)
 _NARROW_ESCAPES = {r"\s", r"\d", r"\w", r"\b"}
+_SETS_FLAGS = re.compile(r"\(\?[A-Za-z]*\)")  # a flag token that only sets flags: (?i), (?s) …
 
 
 def _top_atoms(tokens: list[_Token]) -> list[tuple[list[_Token], str]]:
@@ -326,9 +327,10 @@ def fragments(form: str) -> list[str] | None:
     ``+``) that demands the most literal characters, after the flags set before it; named
     groups become plain groups. A match of the form matches each atom of a run in turn, so it
     holds a match of the run. None where an alternative has no run that demands
-    FRAGMENT_MIN_LITERALS characters, or a flag is switched off (``(?-i)``)."""
+    FRAGMENT_MIN_LITERALS characters, or a flag token does not only set flags: one switched off
+    (``(?-i)``), or a group the tokens read as one (``(?<name>…)``, RE2's other named group)."""
     tokens = _tokens(form)
-    if not tokens or any(t.kind == "flag" and "-" in t.text for t in tokens):
+    if not tokens or any(t.kind == "flag" and not _SETS_FLAGS.fullmatch(t.text) for t in tokens):
         return None
     out: list[str] = []
     flags, best, run = "", "", ""
