@@ -588,6 +588,26 @@ def test_triage_plans_ahead_only_while_the_rules_compile(tmp_path, small_thresho
             os.waitpid(pid, os.WNOHANG)
 
 
+def test_a_failure_after_the_rules_load_still_reaps_the_child_counting_ahead(
+    tmp_path, small_thresholds, forks, monkeypatch
+):
+    from stackcheck.triage import diagnose
+
+    path = big_log(tmp_path, 3)
+    monkeypatch.setattr(diagnose, "_COMPILED", set())
+    diagnose._loaded_signatures.cache_clear()
+
+    def broken(index):
+        raise RuntimeError("the scan cannot start")
+
+    monkeypatch.setattr(diagnose, "_Scan", broken)
+    with pytest.raises(RuntimeError, match="cannot start"):
+        diagnosis(path, jobs=2)
+    assert len(forks) == 1  # the child that counted ahead, and no worker
+    with pytest.raises(ChildProcessError):  # stopped and reaped
+        os.waitpid(forks[0], os.WNOHANG)
+
+
 def test_a_range_of_coloured_lines_is_shorter_by_the_work_of_its_colour_codes(tmp_path):
     plain, coloured = b"x" * 99 + b"\n", b"\x1b[31m" + b"x" * 90 + b"\x1b[0m\n"  # 100 bytes each
     path = tmp_path / "coloured.log"

@@ -230,27 +230,29 @@ def triage_stream(
     from stackcheck.triage import parallel
 
     ahead = None
-    if signatures is None:
-        if rules is not None:
-            signatures = SignatureIndex(rules)
-        elif knowledge is not None:
-            signatures = SignatureIndex(knowledge.rules)
-        else:
-            from stackcheck.knowledge import knowledge_key, load_knowledge
+    if signatures is None and rules is None and knowledge is None:
+        from stackcheck.knowledge import knowledge_key
 
-            key = knowledge_key()
-            if key not in _COMPILED:  # the lines to the cuts counted while the rules load and compile
-                ahead = parallel.SplitAhead(stream, jobs)
-            try:
+        key = knowledge_key()
+        if key not in _COMPILED:  # the lines to the cuts counted while the rules load and compile
+            ahead = parallel.SplitAhead(stream, jobs)
+    try:
+        if signatures is None:
+            if rules is not None:
+                signatures = SignatureIndex(rules)
+            elif knowledge is not None:
+                signatures = SignatureIndex(knowledge.rules)
+            else:
+                from stackcheck.knowledge import load_knowledge
+
                 knowledge = load_knowledge()
                 signatures = _loaded_signatures(key)
-            except BaseException:
-                if ahead is not None:
-                    ahead.stop()
-                raise
-    index = signatures
-    scan = _Scan(index)
-    extractor = scan.extractor()
+        scan = _Scan(signatures)
+        extractor = scan.extractor()
+    except BaseException:  # the child counting ahead is stopped and reaped, never left behind
+        if ahead is not None:
+            ahead.stop()
+        raise
     split = ahead.split() if ahead is not None else parallel.splits_for(stream, jobs)
     if split is not None:  # a large regular file: its ranges scanned by worker processes
         parallel.scan_ranges(split, source, scan, extractor)
