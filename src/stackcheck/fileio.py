@@ -217,11 +217,13 @@ def atomic_write(
             os.unlink(tmp)
         else:
             os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename is None:  # a full disk on write/fsync names no file
+            exc.filename = str(target)
         raise
     return target
 

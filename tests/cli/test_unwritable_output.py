@@ -41,11 +41,11 @@ def test_a_full_disk_is_one_line_and_exit_120(tmp_path, args):
 
 
 def test_only_output_write_failures_are_taken(monkeypatch):
-    named = OSError(28, "No space left on device", "/data/cache.json")  # a file: its own error names it
     assert cli._cannot_write(OSError(28, "No space left on device"))
+    assert cli._cannot_write(OSError(28, "No space left on device", "/data/report.json"))  # a file we write
     assert cli._cannot_write(OSError(5, "Input/output error"))
-    assert not cli._cannot_write(named)
     assert not cli._cannot_write(OSError(13, "Permission denied"))
+    assert not cli._cannot_write(FileNotFoundError(2, "No such file or directory", "x.log"))
 
     def fails():
         raise PermissionError(13, "Permission denied")
@@ -66,3 +66,20 @@ def test_a_caller_of_main_argv_gets_the_line_and_system_exit_120(monkeypatch, ca
         cli.main(["--version"])
     assert (left.value.code, ended) == (120, [])
     assert capsys.readouterr().err == LINE.decode()
+
+
+def test_a_file_that_cannot_be_written_for_a_full_disk_is_named(tmp_path, monkeypatch, capsys):
+    from stackcheck import fileio
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "checks.md"
+    with pytest.raises(OSError) as raised:  # atomic_write names its target, leaves nothing behind
+        fileio.atomic_write(target, "text")
+    assert raised.value.filename == str(target) and os.listdir(tmp_path) == []
+    with pytest.raises(SystemExit) as left:  # through the CLI: one line naming the file, exit 120
+        cli.main(["explain", "--markdown", "-o", str(target)])
+    assert left.value.code == 120 and os.listdir(tmp_path) == []
+    assert capsys.readouterr().err == f"stackcheck: error: cannot write {target}: No space left on device\n"

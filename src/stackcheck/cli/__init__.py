@@ -130,15 +130,15 @@ def main(argv: list[str] | None = None) -> None:
         _unwritable(exc, at_once=argv is None)
 
 
-# what writing the output to a full disk, a quota or a failing device raises (no file named:
-# the stream is stdout or stderr; a file stackcheck writes is named by its own one-line error)
+# what writing output to a full disk, a quota or a failing device raises: on stdout or stderr
+# (no file named), or on a file stackcheck writes (fileio.atomic_write names it)
 _WRITE_ERRNOS = frozenset(("ENOSPC", "EDQUOT", "EFBIG", "EIO"))
 
 
 def _cannot_write(exc: OSError) -> bool:
     import errno
 
-    return exc.filename is None and errno.errorcode.get(exc.errno or 0) in _WRITE_ERRNOS
+    return errno.errorcode.get(exc.errno or 0) in _WRITE_ERRNOS
 
 
 def _unwritable(exc: OSError, *, at_once: bool = True) -> NoReturn:
@@ -146,7 +146,8 @@ def _unwritable(exc: OSError, *, at_once: bool = True) -> NoReturn:
     once: the output left in the buffers would fail again at the interpreter's exit. Not at once
     for a caller of ``main(argv)`` (``at_once`` off): its process is not ours to end."""
     try:
-        sys.stderr.write(f"stackcheck: error: cannot write the output: {exc.strerror or exc}\n")
+        what = exc.filename if exc.filename is not None else "the output"
+        sys.stderr.write(f"stackcheck: error: cannot write {what}: {exc.strerror or exc}\n")
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass
