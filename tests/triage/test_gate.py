@@ -21,6 +21,9 @@ from stackcheck.triage.signatures import (
     Hit,
     SignatureIndex,
     _options,
+    _Token,
+    _tokens,
+    forms,
     fragments,
 )
 
@@ -164,9 +167,9 @@ def test_a_costly_form_is_decided_by_the_second_set_where_only_its_fragment_occu
 
 
 def test_a_named_group_in_re2s_other_syntax_never_stands_as_a_flag_in_a_fragment():
-    """``(?<name>…)`` is read as one flag token: taken as a flag it would join what follows it
-    in a fragment (``(?<k>CUDA)error`` for ``(?<k>CUDA) error.*illegal…``) that the form's
-    matches do not hold. Such a form stands in the gate itself, and matches as ``(?P<k>…)`` does."""
+    """``(?<name>…)`` is a named group, read as ``(?P<name>…)`` is: taken as a flag it would join
+    what follows it in a fragment (``(?<k>CUDA)error`` for ``(?<k>CUDA) error.*illegal…``) that
+    the form's matches do not hold. Both spellings give the same fragments, forms and hits."""
     text = "RuntimeError: CUDA error: an illegal memory access was encountered"
     found = []
     for group in ("(?<kind>", "(?P<kind>"):
@@ -174,5 +177,10 @@ def test_a_named_group_in_re2s_other_syntax_never_stands_as_a_flag_in_a_fragment
         index = SignatureIndex([Rule(id="KB900", title="t", category="other", signatures=[pattern])])
         found.append((index.occurs_in(text), [h.start for h in index.search(text)]))
     assert found == [(True, [14]), (True, [14])]
-    assert fragments(r"(?<kind>CUDA)\s+error.*illegal\s+memory\s+access") is None
+    spelled = [g + r"CUDA)\s+error.*illegal\s+memory\s+access" for g in ("(?<kind>", "(?P<kind>")]
+    assert fragments(spelled[0]) == fragments(spelled[1]) == [r"illegal\s+memory\s+access"]
+    assert _tokens(spelled[0])[0] == _Token("(?<kind>", "open")  # a group, never a flag token
+    (loose, cut), other = forms(spelled[0]), forms(spelled[1])
+    respelled = (loose.replace("(?<", "(?P<"), cut and (cut[0].replace("(?<", "(?P<"), cut[1]))
+    assert respelled == other  # the loosened form and the cut variant alike
     assert fragments(r"(?i)CUDA\s+error.*illegal\s+memory\s+access") == [r"(?i)illegal\s+memory\s+access"]

@@ -35,6 +35,7 @@ from stackcheck.models.rule import Rule
 
 _CLASS_ESCAPES = set("dDwWsSbBpPAzZ")
 _META = set(".^$*+?()[]{}|")
+_NAMED = ("(?P<", "(?<")  # a named group opens with either spelling in RE2
 CUT_MIN_LITERALS = 24  # a cut message must still show this many of the signature's literal characters
 
 
@@ -89,8 +90,8 @@ def literal_length(pattern: str) -> int:
         elif ch == "{":  # {m,n} repeat counts
             j = pattern.find("}", i)
             i = j + 1 if j != -1 else i + 1
-        elif ch == "(" and pattern.startswith("?", i + 1):  # (?:, (?i), (?P<name>
-            if pattern.startswith("?P<", i + 1):
+        elif ch == "(" and pattern.startswith("?", i + 1):  # (?:, (?i), (?P<name>, (?<name>
+            if pattern.startswith(_NAMED, i):
                 i = pattern.find(">", i) + 1
             else:
                 j = i + 2
@@ -169,7 +170,7 @@ def _tokens(pattern: str) -> list[_Token] | None:
         elif ch == "(":
             if pattern.startswith("(?", i):
                 j = i + 2
-                if pattern.startswith("P<", j):
+                if pattern.startswith(_NAMED, i):
                     end = pattern.find(">", j)
                     if end == -1:
                         return None
@@ -349,7 +350,7 @@ def fragments(form: str) -> list[str] | None:
                 out.append(best)
                 best, best_length = "", 0
             continue
-        text = "".join("(?:" if t.text.startswith("(?P<") else t.text for t in atom) + quant
+        text = "".join("(?:" if t.text.startswith(_NAMED) else t.text for t in atom) + quant
         run, length = (run or flags) + text, length + literal_length(text)
     return out
 
