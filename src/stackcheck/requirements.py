@@ -13,7 +13,7 @@ A pure function of a Snapshot, below the knowledge base and the dependency graph
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -133,11 +133,22 @@ def _plain_requirement(text: str) -> Requirement | None:
         specifier = SpecifierSet(plain.group(2) or "")
     except InvalidSpecifier:
         return None
+    if not _fields_known(Requirement):
+        return None  # a packaging whose Requirement holds more than these: its own parser
     # what Requirement(text) sets for such a text (packaging's own __replace__ builds alike)
     req = Requirement.__new__(Requirement)
     req.name, req.url, req.extras, req.marker = plain.group(1), None, set(), None
     req.specifier = specifier
     return req
+
+
+_FIELDS = ("extras", "marker", "name", "specifier", "url")  # what _plain_requirement sets
+
+
+@cache
+def _fields_known(cls: type) -> bool:
+    """``cls`` (packaging's Requirement) holds exactly :data:`_FIELDS`, as packaging 26 does."""
+    return tuple(sorted(getattr(cls, "__slots__", ()))) == _FIELDS
 
 
 class RequirementStatus(msgspec.Struct, frozen=True):

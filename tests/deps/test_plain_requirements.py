@@ -93,3 +93,20 @@ def test_every_requires_dist_here_is_what_packaging_makes_of_it():
     parse_requirement.cache_clear()
     for text in texts:
         assert_same(text)
+
+
+def test_a_packaging_whose_requirement_holds_more_fields_is_asked_itself(monkeypatch):
+    from packaging.requirements import Requirement
+
+    from stackcheck import requirements
+
+    requirements._fields_known.cache_clear()
+    assert requirements._fields_known(Requirement) and requirements._plain_requirement("numpy>=1.0")
+    monkeypatch.setattr(Requirement, "__slots__", (*requirements._FIELDS, "provenance"), raising=False)
+    requirements._fields_known.cache_clear()
+    try:
+        assert requirements._plain_requirement("numpy>=1.0") is None  # never half-built
+        assert str(requirements.packaging_requirement("numpy>=1.0")) == "numpy>=1.0"
+    finally:
+        monkeypatch.undo()
+        requirements._fields_known.cache_clear()
