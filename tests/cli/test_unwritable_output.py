@@ -83,3 +83,17 @@ def test_a_file_that_cannot_be_written_for_a_full_disk_is_named(tmp_path, monkey
         cli.main(["explain", "--markdown", "-o", str(target)])
     assert left.value.code == 120 and os.listdir(tmp_path) == []
     assert capsys.readouterr().err == f"stackcheck: error: cannot write {target}: No space left on device\n"
+
+
+def test_the_line_is_redacted(monkeypatch, capsys):
+    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ012345"
+
+    def full():
+        raise OSError(28, "No space left on device", f"/runs/{token}/report.json")
+
+    monkeypatch.setattr(os, "_exit", lambda code: None)
+    monkeypatch.setattr(cli, "_main", lambda argv: full())
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    err = capsys.readouterr().err
+    assert token not in err and err.startswith("stackcheck: error: cannot write /runs/")

@@ -147,7 +147,8 @@ def _unwritable(exc: OSError, *, at_once: bool = True) -> NoReturn:
     for a caller of ``main(argv)`` (``at_once`` off): its process is not ours to end."""
     try:
         what = exc.filename if exc.filename is not None else "the output"
-        sys.stderr.write(f"stackcheck: error: cannot write {what}: {exc.strerror or exc}\n")
+        line = _redact_text(f"cannot write {what}: {exc.strerror or exc}")  # a path may hold a token
+        sys.stderr.write(f"stackcheck: error: {line}\n")
         sys.stderr.flush()
     except (OSError, ValueError, AttributeError):
         pass
