@@ -90,13 +90,6 @@ def light(args: list[str]) -> Callable[[], int] | None:
     return run
 
 
-def own_process() -> bool:
-    """This process is the stackcheck program itself, not a caller of ``main(argv)`` (tests)."""
-    from stackcheck import cli
-
-    return cli.STANDALONE
-
-
 def echo(text: str, *, err: bool = False) -> None:
     """A line as click.echo writes it (through click where it is loaded)."""
     echo_text(text + "\n", False, err=err)
@@ -156,6 +149,8 @@ def create_env(
     from stackcheck.provision.create import check_target, planned_steps
     from stackcheck.provision.create import create as make
     from stackcheck.provision.installer import choose_installer
+    from stackcheck.redaction import redact_argv
+    from stackcheck.shellcmd import command
 
     if kernel:
         from stackcheck.identifiers import require
@@ -169,8 +164,6 @@ def create_env(
 
     def summary() -> dict:
         from stackcheck.provision.plan import env_paths
-        from stackcheck.redaction import redact_argv
-        from stackcheck.shellcmd import command
 
         interpreter, activate = env_paths(path, plan.system)
         return {
@@ -188,9 +181,6 @@ def create_env(
         }  # fmt: skip
 
     if dry_run:
-        from stackcheck.redaction import redact_argv
-        from stackcheck.shellcmd import command
-
         steps = [command(*redact_argv(s)) for s in planned_steps(plan, path, tool, kernel)]
         if as_json:
             from stackcheck.cli.output import emit_json
@@ -209,8 +199,6 @@ def create_env(
     assert report is not None  # create judges the environment it made
     if as_json:
         from stackcheck.cli.output import emit_json
-        from stackcheck.redaction import redact_argv
-        from stackcheck.shellcmd import command
 
         emit_json({**summary(), "commands": [command(*redact_argv(s)) for s in outcome.steps],
                    "packages": len(outcome.lock.packages) if outcome.lock else 0,
@@ -224,22 +212,10 @@ def create_env(
         from stackcheck.cli.output import emit_report
 
         emit_report(report, as_json=False)
+    from stackcheck.cli import leave
     from stackcheck.models.finding import exit_code
 
-    leave(exit_code(report.verdict, False))
-
-
-def leave(code: int) -> None:
-    """Exit with ``code``; as the stackcheck program itself at once (:func:`stackcheck.cli.leave`:
-    the atexit handlers run, the output is flushed, the interpreter's teardown is skipped)."""
-    if not own_process():
-        from stackcheck.cli.common import finish
-
-        finish(code)
-        return
-    from stackcheck.cli import leave as exit_now
-
-    exit_now(code)
+    leave(exit_code(report.verdict, False))  # at once where short-lived: no teardown
 
 
 def step(text: str) -> None:
