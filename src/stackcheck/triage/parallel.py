@@ -335,14 +335,12 @@ class _Child:
 
     def result(self) -> bytes:
         """All the child wrote, or b"" where it did not finish well."""
-        parts = []
         with os.fdopen(self._pipe, "rb") as stream:
             self._pipe = -1
-            while data := stream.read(1 << 20):
-                parts.append(data)
+            data = stream.read()  # up to the end: where the child closes the pipe or exits
         _, status = os.waitpid(self._pid, 0)
         self._pid = 0
-        return b"".join(parts) if os.waitstatus_to_exitcode(status) == 0 else b""
+        return data if os.waitstatus_to_exitcode(status) == 0 else b""
 
     def stop(self) -> None:
         """End a child whose result was not read (this process failed first)."""
