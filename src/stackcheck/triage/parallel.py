@@ -29,12 +29,12 @@ import io
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from stackcheck.errors import InputError
-from stackcheck.triage.reader import ALIGN_LINES, _bulk_chunks, iter_chunks
+from stackcheck.triage.reader import ALIGN_LINES, Chunk, _bulk_chunks, iter_chunks
 from stackcheck.triage.regions import RegionExtractor
 from stackcheck.triage.signatures import Hit
 
@@ -105,7 +105,11 @@ def splits_for(stream: BinaryIO, jobs: int | None) -> Split | None:
     found = _splittable(stream, jobs)
     if found is None:
         return None
-    cuts = plan(*found)
+    return _split(found, plan(*found))
+
+
+def _split(found: tuple[int, int, int, int], cuts: tuple[Cut, ...]) -> Split | None:
+    """The split of the file :func:`_splittable` found, at ``cuts`` (None: no cut, one process)."""
     return Split(found[0], found[1], cuts) if cuts else None
 
 
@@ -147,8 +151,7 @@ class SplitAhead:
         data, self._child = child.result(), None
         if _other_threads():  # started since: forking the workers next to them is unsafe
             return None
-        cuts = pickle.loads(data) if data else plan(*found)
-        return Split(found[0], found[1], cuts) if cuts else None
+        return _split(found, pickle.loads(data) if data else plan(*found))
 
     def stop(self) -> None:
         """End the child where its answer is not wanted (this process failed first)."""
@@ -224,9 +227,9 @@ class _LineCounter:
             data = os.pread(self.fd, _COUNT_BYTES, self.pos)
             if not data:
                 return None
-            missing = line - 1 - self.lines
-            if data.count(b"\n") < missing:
-                self.lines += data.count(b"\n")
+            missing, count = line - 1 - self.lines, data.count(b"\n")
+            if count < missing:
+                self.lines += count
                 self.pos += len(data)
                 continue
             end = -1
@@ -282,6 +285,11 @@ def _end_of(split: Split, k: int) -> int | None:
     return split.cuts[k].offset if k < len(split.cuts) else None
 
 
+def _range_chunks(split: Split, k: int, cut: Cut) -> Iterator[Chunk]:
+    """The chunks of range ``k`` (1 or later; ``cut``: where it starts), read in bulk."""
+    return _bulk_chunks(_reader(split.fd, cut.offset, _end_of(split, k)), cut.line)
+
+
 def scan_ranges(split: Split, source: str, scan: Scan, extractor: RegionExtractor) -> None:
     """``scan.feed`` over the whole file, its ranges after the first scanned by workers."""
     import pickle
@@ -298,8 +306,7 @@ def scan_ranges(split: Split, source: str, scan: Scan, extractor: RegionExtracto
                 _continue_collect_env(split, k, cut, scan)
                 _merge(scan, extractor, result)
             else:  # this process scans the range itself
-                chunks = _bulk_chunks(_reader(split.fd, cut.offset, _end_of(split, k)), cut.line)
-                scan.feed(chunks, extractor)
+                scan.feed(_range_chunks(split, k, cut), extractor)
     finally:
         for worker in workers:
             worker.stop()
@@ -328,14 +335,12 @@ class _Child:
 
     def result(self) -> bytes:
         """All the child wrote, or b"" where it did not finish well."""
-        parts = []
         with os.fdopen(self._pipe, "rb") as stream:
             self._pipe = -1
-            while data := stream.read(1 << 20):
-                parts.append(data)
+            data = stream.read()  # up to the end: where the child closes the pipe or exits
         _, status = os.waitpid(self._pid, 0)
         self._pid = 0
-        return b"".join(parts) if os.waitstatus_to_exitcode(status) == 0 else b""
+        return data if os.waitstatus_to_exitcode(status) == 0 else b""
 
     def stop(self) -> None:
         """End a child whose result was not read (this process failed first)."""
@@ -370,7 +375,7 @@ def _work(split: Split, k: int, cut: Cut, parent: Scan) -> dict:
     start = extractor.state()
     scan = parent.later_range()
     scan.prefix_steps = []
-    scan.feed(_bulk_chunks(_reader(split.fd, cut.offset, _end_of(split, k)), cut.line), extractor)
+    scan.feed(_range_chunks(split, k, cut), extractor)
     position = {id(sig): n for n, sig in enumerate(index.signatures)}
     findings = {
         rule_id: (
@@ -401,7 +406,7 @@ def _continue_collect_env(split: Split, k: int, cut: Cut, scan: Scan) -> None:
     last = scan.collect_env_until()
     if last < cut.line:
         return
-    for chunk in _bulk_chunks(_reader(split.fd, cut.offset, _end_of(split, k)), cut.line):
+    for chunk in _range_chunks(split, k, cut):
         for lineno, line in enumerate(chunk.lines, chunk.first):
             if lineno > last:
                 return
@@ -412,10 +417,10 @@ def _merge(scan: Scan, extractor: RegionExtractor, result: dict) -> None:
     """Take a worker's results as if the single pass had gone on through its range."""
     extractor.set_state(result["end"])
     signatures = scan.index.signatures
-    for rule_id, (hits, region) in result["findings"].items():
+    for hits, region in result["findings"].values():
         ours = [(Hit(signatures[n], *found), line) for n, *found, line in hits]
-        best = scan.findings[rule_id].best.signature.specificity if rule_id in scan.findings else -1
         finding = scan.finding(ours[0][0].signature.rule)
+        best = finding.best.signature.specificity if finding.hits else -1
         for hit, line in ours:
             if hit.signature.index not in finding.hits:
                 finding.hits[hit.signature.index] = hit

@@ -405,10 +405,9 @@ def derived_forms(patterns: list[str], cached_as: str | None = None) -> list[lis
     from stackcheck import __version__, factcache
 
     key = [FORMS_FORMAT, __version__, sys.version, _code_digest(), factcache.digest(*patterns), len(patterns)]
-    kept = factcache.load(root, cached_as, key)
-    found = _shaped(kept, len(patterns))
-    if found is not None:
-        return found
+    kept = factcache.load(root, cached_as, key, _kept_forms())  # a file of another shape: None
+    if kept is not None and len(kept) == len(patterns):
+        return kept
     derived = [variants(p) for p in patterns]
     factcache.store(root, cached_as, key, derived)
     return derived
@@ -425,29 +424,15 @@ def _code_digest() -> str:
         return ""
 
 
-def _shaped(kept: object, count: int) -> list[list[Variant]] | None:
-    """Kept forms as :func:`derived_forms` returns them; None where the file holds another shape."""
-    if not isinstance(kept, list) or len(kept) != count:
-        return None
-    out: list[list[Variant]] = []
-    for entry in kept:
-        if not isinstance(entry, list) or not 1 <= len(entry) <= 2:
-            return None
-        one: list[Variant] = []
-        for item in entry:
-            if not (isinstance(item, list) and len(item) == 4):
-                return None
-            form, specificity, is_cut, pieces = item
-            if not (
-                isinstance(form, str)
-                and type(specificity) is int
-                and type(is_cut) is bool
-                and (pieces is None or (isinstance(pieces, list) and all(isinstance(p, str) for p in pieces)))
-            ):
-                return None
-            one.append((form, specificity, is_cut, pieces))
-        out.append(one)
-    return out
+def _kept_forms() -> object:
+    """The type of a kept file's entries (what :func:`derived_forms` returns), for msgspec."""
+    from typing import Annotated
+
+    import msgspec
+
+    return list[
+        Annotated[list[tuple[str, int, bool, list[str] | None]], msgspec.Meta(min_length=1, max_length=2)]
+    ]
 
 
 class SignatureIndex:
