@@ -80,8 +80,8 @@ def environment_stamp() -> tuple[str, int]:
             continue
         for name in names:
             where = os.path.join(location, name)
-            kind = ".dist-info" if name.endswith(".dist-info") else name[-9:]
-            files = [where, *(where + f for f in READ.get(kind, ()))]
+            suffix = name[name.rfind(".") :]  # .dist-info, .egg-info or .pth (nothing in READ)
+            files = [where, *(where + f for f in READ.get(suffix, ()))]
             stats = [_stat(f) for f in files]
             out.append(name + "\0" + "\0".join(stats))
             newest = max(newest, *map(_ctime, stats))

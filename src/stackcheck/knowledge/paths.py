@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     RULES_DIR: Path
 
 RULES_ENV = "STACKCHECK_RULES"  # extra rule files or folders, os.pathsep-separated
-_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
-DATA_DIR_NAME = _DATA  # DATA_DIR as a str (as Path writes it: made by os.path from an absolute path)
+# DATA_DIR as a str (as Path writes it: made by os.path from an absolute path)
+DATA_DIR_NAME = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _RULES = os.path.join("requirements", "stackcheck-rules")  # a team's (mined) rules, beside its profiles
 
 
@@ -25,7 +25,7 @@ def __getattr__(name: str):
     if name in ("DATA_DIR", "RULES_DIR"):
         from pathlib import Path
 
-        return Path(_DATA if name == "DATA_DIR" else _RULES)
+        return Path(DATA_DIR_NAME if name == "DATA_DIR" else _RULES)
     raise AttributeError(name)
 
 
@@ -38,7 +38,7 @@ def data_dir() -> Path:
 
 def data_dir_name() -> str:
     """:func:`data_dir` as a ``str``."""
-    return os.environ.get("STACKCHECK_KNOWLEDGE_DIR") or _DATA
+    return os.environ.get("STACKCHECK_KNOWLEDGE_DIR") or DATA_DIR_NAME
 
 
 def extra_rule_paths(cwd: str | os.PathLike | None = None) -> tuple[Path, ...]:

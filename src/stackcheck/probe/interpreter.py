@@ -662,7 +662,9 @@ def _contested_origins(dists, entries):
     for dist in dists:
         for mod in dist["top_level"]:
             owners[mod] = owners.get(mod, 0) + 1
-    return dict((mod, locate_module(mod, entries)) for mod in sorted(m for m, n in owners.items() if n > 1))
+    listings = {}  # each directory listed once for all of them
+    contested = sorted(m for m, n in owners.items() if n > 1)
+    return dict((mod, locate_module(mod, entries, listings)) for mod in contested)
 
 
 def _normalize(name):
@@ -686,6 +688,7 @@ def locate_module(name, path_entries=None, listings=None):
     looked up at once list the same sys.path directories: the stdlib's, lib-dynload)."""
     if name in sys.builtin_module_names:
         return "built-in"
+    listings = {} if listings is None else listings
     parts = name.split(".")
     for entry in sys.path if path_entries is None else path_entries:
         base = os.path.join(entry or os.getcwd(), *parts[:-1])
@@ -696,14 +699,13 @@ def locate_module(name, path_entries=None, listings=None):
             return init if os.path.exists(init) else pkg
         if os.path.isfile(pkg + ".py"):
             return pkg + ".py"
-        names = listings.get(base) if listings is not None else None
+        names = listings.get(base)
         if names is None:
             try:
                 names = os.listdir(base)
             except OSError:
                 names = []
-            if listings is not None:
-                listings[base] = names
+            listings[base] = names
         for n in names:
             if n.startswith(leaf + ".") and n.endswith((".so", ".pyd")):
                 return os.path.join(base, n)
